@@ -1,0 +1,31 @@
+// Command terraform-provider-agentsandbox serves the agentsandbox Terraform
+// provider over plugin protocol 6.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// version is set at release time by goreleaser through -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	var debug bool
+	flag.BoolVar(&debug, "debug", false, "start the provider in debug mode for debuggers such as delve; prints TF_REATTACH_PROVIDERS")
+	flag.Parse()
+
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address:         provider.RegistryAddress,
+		Debug:           debug,
+		ProtocolVersion: 6,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
