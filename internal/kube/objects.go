@@ -1,0 +1,177 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// DefaultFieldManager is the server-side apply field manager used when
+// ApplyOptions does not name one; it matches the provider's default.
+const DefaultFieldManager = "agentsandbox"
+
+// ObjectRef names one object for errors, diagnostics and waits.
+type ObjectRef struct {
+	GVR schema.GroupVersionResource
+	// Kind is optional (e.g. "Sandbox"); without it messages use the resource name.
+	Kind      string
+	Namespace string // empty for cluster-scoped objects
+	Name      string
+}
+
+// RefFor names obj, which is addressed through gvr.
+func RefFor(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) ObjectRef {
+	return ObjectRef{GVR: gvr, Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// String renders the reference as people read it: `Sandbox "team-a/agent-1"`.
+func (r ObjectRef) String() string {
+	what := r.Kind
+	if what == "" {
+		what = r.GVR.Resource
+		if r.GVR.Group != "" {
+			what += "." + r.GVR.Group
+		}
+	}
+	switch {
+	case r.Name == "":
+		if r.Namespace != "" {
+			return fmt.Sprintf("%s in namespace %q", what, r.Namespace)
+		}
+		return what
+	case r.Namespace == "":
+		return fmt.Sprintf("%s %q", what, r.Name)
+	default:
+		return fmt.Sprintf("%s %q", what, r.Namespace+"/"+r.Name)
+	}
+}
+
+// ApplyOptions tunes a server-side apply.
+type ApplyOptions struct {
+	// FieldManager owns the applied fields; empty means DefaultFieldManager.
+	FieldManager string
+	// Force takes ownership of fields another manager owns instead of
+	// failing with a conflict.
+	Force bool
+	// DryRun asks the server to compute the result without persisting it
+	// (for drift detection and plan-time validation).
+	DryRun bool
+}
+
+func (c *Client) resource(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
+	if namespace == "" {
+		return c.dynamic.Resource(gvr)
+	}
+	return c.dynamic.Resource(gvr).Namespace(namespace)
+}
+
+// Apply server-side applies obj (application/apply-patch+yaml): the fields
+// in obj become owned by the field manager, fields it owned before and no
+// longer sets are removed, and fields of other managers are left alone. The
+// object is namespaced when obj has a namespace and cluster-scoped when it
+// has none, so obj must carry apiVersion, kind, name and (for namespaced
+// kinds) namespace. It returns the object as the server stored it (or would
+// have, with DryRun).
+func (c *Client) Apply(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	if obj == nil {
+		return nil, errors.New("apply: no object")
+	}
+	if obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
+		return nil, fmt.Errorf("apply %s: apiVersion, kind and metadata.name must be set", RefFor(gvr, obj))
+	}
+	o := obj.DeepCopy()
+	// The server rejects an apply that carries managedFields; an object read
+	// back and applied again would.
+	o.SetManagedFields(nil)
+	ao := metav1.ApplyOptions{FieldManager: opts.FieldManager, Force: opts.Force}
+	if ao.FieldManager == "" {
+		ao.FieldManager = DefaultFieldManager
+	}
+	if opts.DryRun {
+		ao.DryRun = []string{metav1.DryRunAll}
+	}
+	return c.resource(gvr, o.GetNamespace()).Apply(ctx, o.GetName(), o, ao)
+}
+
+// Get reads one object. Use IsNotFound on the error to tell "gone" apart.
+func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	return c.resource(gvr, namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// List reads the objects of gvr in namespace (all namespaces when empty)
+// matching labelSelector (everything when empty).
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace, labelSelector string) (*unstructured.UnstructuredList, error) {
+	return c.resource(gvr, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+}
+
+// DeleteOptions tunes a delete.
+type DeleteOptions struct {
+	// Propagation is how dependents are deleted: metav1.DeletePropagationForeground
+	// (the object stays, with a deletionTimestamp, until its dependents are
+	// gone), Background (the default for most kinds) or Orphan. Empty means
+	// the server's default for the kind.
+	Propagation metav1.DeletionPropagation
+	DryRun      bool
+}
+
+// Delete asks the server to delete an object. existed is false, with no
+// error, when the object (or its whole kind) was already gone: Terraform's
+// Delete treats that as success. Deletion may complete later (finalizers, foreground
+// propagation); use WaitForDeletion to wait for it.
+func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts DeleteOptions) (existed bool, err error) {
+	do := metav1.DeleteOptions{}
+	if opts.Propagation != "" {
+		p := opts.Propagation
+		do.PropagationPolicy = &p
+	}
+	if opts.DryRun {
+		do.DryRun = []string{metav1.DryRunAll}
+	}
+	err = c.resource(gvr, namespace).Delete(ctx, name, do)
+	if apierrors.IsNotFound(err) {
+		// Also when the kind itself is no longer served (its CRD was
+		// removed first): then the object cannot exist either, and failing
+		// would leave a destroy stuck on something that is gone.
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// OwnedFields lists the leaf fields that manager owns through server-side
+// apply in obj's managedFields, as paths like ".spec.replicas" or
+// `.spec.podTemplate.spec.containers[name="main"].image`, sorted. Read
+// uses them to compare only what the provider manages with the live object.
+func OwnedFields(obj *unstructured.Unstructured, manager string) ([]string, error) {
+	set := &fieldpath.Set{}
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.FieldsV1 == nil {
+			continue
+		}
+		// Subresource entries (status) are owned separately; the provider
+		// applies the main resource.
+		if e.Subresource != "" {
+			continue
+		}
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("parsing the managed fields of %q: %w", manager, err)
+		}
+		set = set.Union(s)
+	}
+	var out []string
+	set.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.String()) })
+	sort.Strings(out)
+	return out, nil
+}
