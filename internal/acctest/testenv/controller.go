@@ -1,0 +1,107 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Controller is a controller run in-process for the duration of an
+// environment. It is an interface rather than a direct call so that the
+// harness does not depend on which stand-in exists (or whether one exists
+// yet), and so that a test of the harness can substitute its own.
+type Controller interface {
+	// Name is shown in the harness's log.
+	Name() string
+	// Run reconciles until ctx is cancelled and then returns; an error
+	// returned before cancellation means the controller failed. It calls
+	// reconciling (which does not block) once it actually reconciles, e.g.
+	// after winning leader election; the harness waits for that before the
+	// tests start, so a test never races the controller's start-up.
+	Run(ctx context.Context, cfg *rest.Config, reconciling func()) error
+}
+
+// ControllerFunc adapts a plain function to Controller.
+type ControllerFunc struct {
+	Label string
+	Fn    func(ctx context.Context, cfg *rest.Config, reconciling func()) error
+}
+
+// Name implements Controller.
+func (c ControllerFunc) Name() string { return c.Label }
+
+// Run implements Controller.
+func (c ControllerFunc) Run(ctx context.Context, cfg *rest.Config, reconciling func()) error {
+	return c.Fn(ctx, cfg, reconciling)
+}
+
+// runningController is a Controller started in a goroutine.
+type runningController struct {
+	name        string
+	cancel      context.CancelFunc
+	reconciling chan struct{} // closed on the first call of the callback
+	done        chan struct{}
+	err         error // set before done is closed
+}
+
+// startController runs c until stop. It is detached from ctx's cancellation
+// (ctx only bounds start-up): the controller must outlive the start call and
+// is stopped explicitly, after the tests, by Env.Stop.
+func startController(ctx context.Context, c Controller, cfg *rest.Config) *runningController {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rc := &runningController{name: c.Name(), cancel: cancel, reconciling: make(chan struct{}), done: make(chan struct{})}
+	var once sync.Once
+	go func() {
+		defer close(rc.done)
+		rc.err = c.Run(rctx, rest.CopyConfig(cfg), func() { once.Do(func() { close(rc.reconciling) }) })
+	}()
+	return rc
+}
+
+// waitReconciling waits until the controller reconciles, fails, or timeout
+// passes. Not reconciling in time is not an error: against a shared cluster
+// another instance may hold the lease and do the work.
+func (rc *runningController) waitReconciling(ctx context.Context, timeout time.Duration) (bool, error) {
+	select {
+	case <-rc.reconciling:
+		return true, nil
+	case <-rc.done:
+		return false, fmt.Errorf("stand-in controller %s stopped during start-up: %v", rc.name, rc.err)
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(timeout):
+		return false, nil
+	}
+}
+
+// stop cancels the controller and waits up to timeout for it to return. A
+// controller that returned an error before it was asked to stop failed
+// while the tests ran, which the run must report: the tests' results are
+// suspect.
+func (rc *runningController) stop(timeout time.Duration) error {
+	var failedEarly bool
+	select {
+	case <-rc.done:
+		failedEarly = true
+	default:
+	}
+	rc.cancel()
+	select {
+	case <-rc.done:
+	case <-time.After(timeout):
+		return fmt.Errorf("stand-in controller %s did not stop within %s", rc.name, timeout)
+	}
+	switch {
+	case failedEarly && rc.err == nil:
+		return fmt.Errorf("stand-in controller %s stopped on its own while the tests ran", rc.name)
+	case failedEarly:
+		return fmt.Errorf("stand-in controller %s failed while the tests ran: %w", rc.name, rc.err)
+	case rc.err != nil && !errors.Is(rc.err, context.Canceled):
+		return fmt.Errorf("stand-in controller %s: %w", rc.name, rc.err)
+	}
+	return nil
+}

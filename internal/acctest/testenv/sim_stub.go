@@ -1,0 +1,3 @@
+package testenv
+
+var DefaultController Controller
