@@ -51,10 +51,9 @@ const (
 // Options say what environment to bring up. The zero value plus RepoRoot
 // starts a local cluster with CRDs and no controller.
 type Options struct {
-	// RepoRoot is the repository checkout: the run directory goes below
-	// RepoRoot/.cache/testenv, the CRDs are read from
-	// RepoRoot/internal/sandboxapi/crds and build.sh from
-	// RepoRoot/internal/localcluster.
+	// RepoRoot is the repository checkout, needed only to start a local
+	// cluster: the run directory goes below RepoRoot/.cache/testenv and
+	// build.sh is RepoRoot/internal/localcluster/build.sh.
 	RepoRoot string
 	// Kubeconfig names an existing cluster to use; empty starts the local
 	// control plane.
@@ -211,11 +210,14 @@ func (e *Env) start(ctx context.Context) error {
 		e.logf("CRDs not installed (%s=1)", NoCRDsVar)
 	} else {
 		t0 := time.Now()
-		n, err := InstallCRDs(ctx, cfg, filepath.Join(e.opts.RepoRoot, CRDDir))
+		objs, err := SandboxCRDs()
 		if err != nil {
 			return err
 		}
-		e.logf("%d CRDs established in %s", n, since(t0))
+		if err := InstallCRDs(ctx, cfg, objs); err != nil {
+			return err
+		}
+		e.logf("%d CRDs established in %s", len(objs), since(t0))
 	}
 
 	if e.opts.Controller == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -305,34 +306,25 @@ func TestWatchdog_ReleasedCleanly(t *testing.T) {
 	}
 }
 
-func TestLoadCRDs(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("b.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: zz.example.com\n---\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: aa.example.com\n")
-	write("a.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: mm.example.com\n")
-	write("notes.txt", "ignored")
-	crds, err := LoadCRDs(dir)
+func TestSandboxCRDs(t *testing.T) {
+	objs, err := SandboxCRDs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, c := range crds {
-		names = append(names, c.GetName())
+	for _, o := range objs {
+		if o.GetAPIVersion() != "apiextensions.k8s.io/v1" || o.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("%s: %s %s", o.GetName(), o.GetAPIVersion(), o.GetKind())
+		}
+		if _, found := o.Object["status"]; found {
+			t.Errorf("%s: status is sent", o.GetName())
+		}
+		names = append(names, o.GetName())
 	}
-	if got := strings.Join(names, ","); got != "aa.example.com,mm.example.com,zz.example.com" {
-		t.Errorf("names = %s", got)
-	}
-
-	write("c.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n")
-	if _, err := LoadCRDs(dir); err == nil || !strings.Contains(err.Error(), `ConfigMap "stray"`) {
-		t.Errorf("LoadCRDs with a ConfigMap = %v", err)
-	}
-	if _, err := LoadCRDs(t.TempDir()); err == nil || !strings.Contains(err.Error(), "make generate") {
-		t.Errorf("LoadCRDs of an empty dir = %v", err)
+	want := "sandboxclaims.extensions.agents.x-k8s.io sandboxes.agents.x-k8s.io sandboxtemplates.extensions.agents.x-k8s.io sandboxwarmpools.extensions.agents.x-k8s.io"
+	sort.Strings(names)
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("CRDs = %s", got)
 	}
 }
 
