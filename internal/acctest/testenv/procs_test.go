@@ -89,9 +89,9 @@ func TestParseStat_CommandWithParensAndSpaces(t *testing.T) {
 func TestParseVmRSS(t *testing.T) {
 	for in, want := range map[string]int64{
 		"Name:\tx\nVmRSS:\t  2048 kB\n": 2048 * 1024,
-		"Name:\tx\n":                     0, // kernel threads have no VmRSS
-		"VmRSS:\n":                       0,
-		"VmRSS:\tlots kB\n":              0,
+		"Name:\tx\n":                    0, // kernel threads have no VmRSS
+		"VmRSS:\n":                      0,
+		"VmRSS:\tlots kB\n":             0,
 	} {
 		if got := parseVmRSS([]byte(in)); got != want {
 			t.Errorf("parseVmRSS(%q) = %d, want %d", in, got, want)
