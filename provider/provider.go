@@ -1,0 +1,89 @@
+// Package provider defines the agentsandbox provider: its configuration
+// schema, how that configuration (and the environment) becomes connection
+// settings, and the list of resources and data sources it serves.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/cluster"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
+)
+
+// RegistryAddress is where the provider is published.
+const RegistryAddress = "registry.terraform.io/agentsandbox/agentsandbox"
+
+// TypeName is the provider's local name and the prefix of every resource type.
+const TypeName = "agentsandbox"
+
+var (
+	_ provider.Provider                   = (*agentSandboxProvider)(nil)
+	_ provider.ProviderWithValidateConfig = (*agentSandboxProvider)(nil)
+)
+
+// New returns a constructor for the provider, as providerserver and the
+// acceptance-test factories expect.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &agentSandboxProvider{version: version, lookupEnv: osLookupEnv}
+	}
+}
+
+type agentSandboxProvider struct {
+	version string
+	// lookupEnv is os.LookupEnv in production; tests replace it so that
+	// precedence can be checked without touching the process environment.
+	lookupEnv func(string) (string, bool)
+}
+
+func (p *agentSandboxProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = TypeName
+	resp.Version = p.version
+}
+
+func (p *agentSandboxProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+func (p *agentSandboxProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(cfg.validate()...)
+}
+
+// Configure resolves the configuration and the environment into connection
+// settings but builds no client and contacts nothing: the clients are made
+// on first use (conn.Meta), so a cluster created in the same apply, whose
+// address is unknown while planning, can still be configured here.
+func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	settings, diags := cfg.resolve(p.lookupEnv, p.version)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	meta := conn.New(settings)
+	resp.ResourceData = meta
+	resp.DataSourceData = meta
+}
+
+func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{}
+}
+
+func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		cluster.NewDataSource,
+	}
+}
