@@ -1,3 +1,0 @@
-package testenv
-
-var DefaultController Controller
