@@ -75,6 +75,12 @@ func run(args []string) int {
 	env, err := testenv.Start(ctx, opts)
 	close(stopEarlyWatch)
 	if err != nil {
+		select {
+		case s := <-interruptedEarly:
+			fmt.Fprintf(os.Stderr, "testenv: %v during start-up; torn down: %v\n", s, err)
+			return exitCodeForSignal(s)
+		default:
+		}
 		fmt.Fprintf(os.Stderr, "testenv: FAILED to start the environment: %v\n", err)
 		return 1
 	}
