@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// TestGeneratedFilesAreUpToDate reruns the controller-gen commands of doc.go's
-// go:generate lines with their output redirected to a temporary directory and
+// TestGeneratedFilesAreUpToDate reruns the controller-gen commands of the
+// generate directives in doc.go with their output redirected to a temporary
+// directory and
 // compares the result, byte for byte, with the committed deepcopy files and
 // CRDs. A failure means someone edited the types (or the YAML) without running
 // `go generate ./internal/sandboxapi/...`. It needs the tools module's

@@ -16,6 +16,13 @@ func NameHash(name string) string {
 	return fmt.Sprintf("%08x", h.Sum32())
 }
 
+// SandboxSelector is the label selector, in string form, that a Sandbox
+// reports in status.selector while it has a pod:
+// LabelSandboxNameHash=NameHash(sandbox).
+func SandboxSelector(sandbox string) string {
+	return LabelSandboxNameHash + "=" + NameHash(sandbox)
+}
+
 // WarmPoolSelector is the label selector, in string form, that a warm pool
 // reports in status.selector (and its scale subresource exposes): the pool's
 // sandboxes carry LabelWarmPoolSandbox=NameHash(pool).

@@ -39,6 +39,12 @@ func TestNameHashIsAValidLabelValue(t *testing.T) {
 	}
 }
 
+func TestSandboxSelector(t *testing.T) {
+	if got, want := SandboxSelector("sandbox-name"), "agents.x-k8s.io/sandbox-name-hash=ab179450"; got != want {
+		t.Errorf("SandboxSelector = %q, want %q", got, want)
+	}
+}
+
 func TestWarmPoolSelector(t *testing.T) {
 	if got, want := WarmPoolSelector("my-warm-pool"), "agents.x-k8s.io/warm-pool-sandbox=034dafb4"; got != want {
 		t.Errorf("WarmPoolSelector = %q, want %q", got, want)

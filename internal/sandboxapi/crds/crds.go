@@ -1,6 +1,6 @@
 // Package crds embeds the CustomResourceDefinitions that controller-gen
-// generates from the types in ../agents and ../extensions (see the
-// go:generate lines in ../doc.go; never edit the YAML by hand).
+// generates from the types in ../agents and ../extensions (the generate
+// directives are in ../doc.go; never edit the YAML by hand).
 //
 // The top directory holds one file per CRD with only v1beta1, served and
 // stored: exactly what agent-sandbox v1.0 serves, and the canonical schema of

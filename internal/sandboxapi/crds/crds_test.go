@@ -178,13 +178,12 @@ func TestValidationAndDefaults(t *testing.T) {
 	sandbox, claim, template, pool := schema(0), schema(1), schema(2), schema(3)
 
 	type check struct {
-		what        string
-		got         apiextensionsv1.JSONSchemaProps
-		enum        []string
-		def         string
-		minimum     *float64
-		required    []string
-		noCondition bool
+		what     string
+		got      apiextensionsv1.JSONSchemaProps
+		enum     []string
+		def      string
+		minimum  *float64
+		required []string
 	}
 	zero := 0.0
 	checks := []check{

@@ -43,22 +43,26 @@ func loadCRDs(r release) ([]object, error) {
 		if err != nil {
 			return nil, err
 		}
-		spec := crd["spec"].(object)
-		versions := spec["versions"].([]any)
-		if len(versions) != 1 {
-			return nil, fmt.Errorf("%s: generated CRD has %d versions, want 1", name, len(versions))
+		spec, beta, err := onlyVersion(crd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if r.preV052Schema {
-			stripPreV052(name, versions[0].(object))
+			if err := stripPreV052(name, beta); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		if r.webhook {
-			alpha, err := readYAML("v1alpha1/" + crds.FileName(name))
+			alphaCRD, err := readYAML("v1alpha1/" + crds.FileName(name))
 			if err != nil {
 				return nil, err
 			}
-			alphaVersion := alpha["spec"].(object)["versions"].([]any)[0].(object)
-			alphaVersion["storage"] = false
-			spec["versions"] = append(versions, alphaVersion)
+			_, alpha, err := onlyVersion(alphaCRD)
+			if err != nil {
+				return nil, fmt.Errorf("v1alpha1 %s: %w", name, err)
+			}
+			alpha["storage"] = false
+			spec["versions"] = []any{beta, alpha}
 			spec["conversion"] = object{
 				"strategy": "Webhook",
 				"webhook": object{
@@ -79,21 +83,56 @@ func loadCRDs(r release) ([]object, error) {
 	return out, nil
 }
 
-// stripPreV052 removes from a v1beta1 version what upstream added in v0.5.2.
-func stripPreV052(crdName string, version object) {
-	props := func(o object, names ...string) object {
-		for _, n := range names {
-			o = o["properties"].(object)[n].(object)
-		}
-		return o
+// onlyVersion returns the spec of a generated CRD and its single version.
+func onlyVersion(crd object) (spec, version object, err error) {
+	spec, err = field(crd, "spec")
+	if err != nil {
+		return nil, nil, err
 	}
-	schema := version["schema"].(object)["openAPIV3Schema"].(object)
+	versions, ok := spec["versions"].([]any)
+	if !ok || len(versions) != 1 {
+		return nil, nil, fmt.Errorf("generated CRD must have exactly one version, has %v", spec["versions"])
+	}
+	version, ok = versions[0].(object)
+	if !ok {
+		return nil, nil, fmt.Errorf("version is a %T", versions[0])
+	}
+	return spec, version, nil
+}
+
+// field walks nested maps by key.
+func field(o object, path ...string) (object, error) {
+	for _, key := range path {
+		next, ok := o[key].(object)
+		if !ok {
+			return nil, fmt.Errorf("no object at %q of %v", key, path)
+		}
+		o = next
+	}
+	return o, nil
+}
+
+// stripPreV052 removes from a v1beta1 version what upstream added in v0.5.2.
+func stripPreV052(crdName string, version object) error {
+	schema, err := field(version, "schema", "openAPIV3Schema")
+	if err != nil {
+		return err
+	}
 	switch crdName {
 	case "sandboxes.agents.x-k8s.io":
-		delete(props(schema, "spec"), "x-kubernetes-validations")
+		spec, err := field(schema, "properties", "spec")
+		if err != nil {
+			return err
+		}
+		delete(spec, "x-kubernetes-validations")
 	case "sandboxwarmpools.extensions.agents.x-k8s.io":
-		delete(props(schema, "status")["properties"].(object), "observedGeneration")
+		status, err := field(schema, "properties", "status", "properties")
+		if err != nil {
+			return err
+		}
+		delete(status, "observedGeneration")
 	}
+	return nil
 }
 
 // readYAML decodes one generated CRD file into generic data.
