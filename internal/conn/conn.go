@@ -128,3 +128,19 @@ func FromProviderData(data any) (*Meta, diag.Diagnostics) {
 	}
 	return m, diags
 }
+
+// ForClients returns a Meta around clients that already exist, for unit
+// tests of resources and for tools embedding the provider's logic. Either
+// client may be nil when the caller never needs it.
+func ForClients(fieldManager string, k *kube.Client, g *gke.Client) *Meta {
+	m := &Meta{settings: Settings{FieldManager: fieldManager}}
+	m.kubeOnce.Do(func() { m.kubeClient = k })
+	m.gkeOnce.Do(func() { m.gkeClient = g })
+	if k == nil {
+		m.kubeErr = fmt.Errorf("no Kubernetes client was given")
+	}
+	if g == nil {
+		m.gkeErr = fmt.Errorf("no GKE client was given")
+	}
+	return m
+}

@@ -1,0 +1,118 @@
+package object
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+)
+
+// Kind identifies the object type a resource manages.
+type Kind struct {
+	GVR          schema.GroupVersionResource
+	Kind         string // e.g. "SandboxTemplate"
+	ResourceType string // e.g. "agentsandbox_sandbox_template", for messages
+}
+
+// Ref names one object of this kind.
+func (k Kind) Ref(namespace, name string) kube.ObjectRef {
+	return kube.ObjectRef{GVR: k.GVR, Kind: k.Kind, Namespace: namespace, Name: name}
+}
+
+// New returns an empty object of this kind with apiVersion and kind set.
+func (k Kind) New() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(k.GVR.GroupVersion().String())
+	u.SetKind(k.Kind)
+	return u
+}
+
+// Create writes obj, refusing to take over an object that already exists:
+// silently adopting it would let two configurations (or a configuration and
+// a person) own the same object. The refusal says how to import it.
+//
+// Writes are server-side applies with the provider's field manager and
+// force: Terraform is the declared owner of the fields it sets, so a field
+// changed out of band by another manager is taken back (drift repaired)
+// rather than failing with a conflict.
+func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return nil, diags
+	}
+	ref := k.Ref(obj.GetNamespace(), obj.GetName())
+	_, err := c.Get(ctx, k.GVR, ref.Namespace, ref.Name)
+	switch {
+	case err == nil:
+		diags.AddError(fmt.Sprintf("%s already exists", ref),
+			fmt.Sprintf("The cluster already has %s, so creating it would take over an object this configuration "+
+				"does not manage. Import it instead:\n\n  terraform import %s.<name> %s\n\nor choose another name.",
+				ref, k.ResourceType, ID(ref.Namespace, ref.Name)))
+		return nil, diags
+	case !kube.IsNotFound(err) || kube.IsResourceNotServed(err):
+		diags.Append(kube.Diagnostics(err, "get", ref)...)
+		return nil, diags
+	}
+	return k.Apply(ctx, meta, obj)
+}
+
+// Apply server-side applies obj (create or update).
+func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return nil, diags
+	}
+	out, err := c.Apply(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
+	if err != nil {
+		diags.Append(kube.Diagnostics(err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)
+		return nil, diags
+	}
+	return out, diags
+}
+
+// Read returns the live object, or found=false when it (or its whole kind)
+// is gone, in which case the caller removes the resource from state so the
+// next plan recreates it.
+func (k Kind) Read(ctx context.Context, meta *conn.Meta, namespace, name string) (obj *unstructured.Unstructured, found bool, diags diag.Diagnostics) {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return nil, false, diags
+	}
+	obj, err := c.Get(ctx, k.GVR, namespace, name)
+	if kube.IsNotFound(err) {
+		return nil, false, diags
+	}
+	if err != nil {
+		diags.Append(kube.Diagnostics(err, "get", k.Ref(namespace, name))...)
+		return nil, false, diags
+	}
+	return obj, true, diags
+}
+
+// Delete deletes the object and waits, bounded by ctx, until it is gone, so
+// that a replacement or a dependent deletion never races with it. An object
+// already gone is success.
+func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name string, opts kube.DeleteOptions) diag.Diagnostics {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return diags
+	}
+	ref := k.Ref(namespace, name)
+	existed, err := c.Delete(ctx, k.GVR, namespace, name, opts)
+	if err != nil {
+		diags.Append(kube.Diagnostics(err, "delete", ref)...)
+		return diags
+	}
+	if !existed {
+		return diags
+	}
+	if err := c.WaitForDeletion(ctx, ref); err != nil {
+		diags.Append(kube.Diagnostics(err, "wait", ref)...)
+	}
+	return diags
+}
