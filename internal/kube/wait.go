@@ -134,7 +134,7 @@ func (c *Client) WaitFor(ctx context.Context, gvr schema.GroupVersionResource, n
 // of one resource and namespace share one list+watch. On timeout the
 // *WaitError names every object still not ready and why.
 func (c *Client) WaitForAll(ctx context.Context, refs []ObjectRef, check ReadyFunc, opts ...WaitOption) error {
-	w := newWaiter(ctx, "ready", opts)
+	w := newWaiter("ready", opts)
 	for key, names := range groupRefs(refs) {
 		w.add(&waitTarget{gvr: key.gvr, namespace: key.namespace, names: names, check: check})
 	}
@@ -144,7 +144,7 @@ func (c *Client) WaitForAll(ctx context.Context, refs []ObjectRef, check ReadyFu
 // WaitForSelector waits until at least minCount objects of gvr in namespace
 // match labelSelector and check says every matching object is ready.
 func (c *Client) WaitForSelector(ctx context.Context, gvr schema.GroupVersionResource, namespace, labelSelector string, minCount int, check ReadyFunc, opts ...WaitOption) error {
-	w := newWaiter(ctx, "ready", opts)
+	w := newWaiter("ready", opts)
 	w.add(&waitTarget{gvr: gvr, namespace: namespace, selector: labelSelector, minCount: minCount, check: check})
 	return w.run(ctx, c)
 }
@@ -153,7 +153,7 @@ func (c *Client) WaitForSelector(ctx context.Context, gvr schema.GroupVersionRes
 // present at the deadline are reported with what holds them (finalizers,
 // foreground deletion of dependents).
 func (c *Client) WaitForDeletion(ctx context.Context, refs ...ObjectRef) error {
-	w := newWaiter(ctx, "deleted", nil)
+	w := newWaiter("deleted", nil)
 	for key, names := range groupRefs(refs) {
 		w.add(&waitTarget{gvr: key.gvr, namespace: key.namespace, names: names, deletion: true})
 	}
@@ -215,7 +215,7 @@ type waiter struct {
 	fatal   error
 }
 
-func newWaiter(_ context.Context, goal string, opts []WaitOption) *waiter {
+func newWaiter(goal string, opts []WaitOption) *waiter {
 	o := waitOptions{progressInterval: 5 * time.Second}
 	for _, f := range opts {
 		f(&o)
@@ -381,8 +381,17 @@ func (w *waiter) watchTarget(ctx context.Context, c *Client, t *waitTarget) erro
 		return t.doneLocked(), nil
 	}
 
+	// The precondition runs once the informer has synced, which
+	// cache.WaitForCacheSync polls for every 100ms. Only waits that must
+	// act on an object's absence need it; a readiness wait learns all it
+	// needs from the initial list's events, and so returns at once for an
+	// object that is already ready.
+	var pre watchtools.PreconditionFunc
+	if t.deletion || w.opts.failIfMissing || (t.names == nil && t.minCount == 0) {
+		pre = precondition
+	}
 	_, err := watchtools.UntilWithSync(tctx, cache.ToListWatcherWithWatchListSemantics(lw, c.watchDynamic),
-		&unstructured.Unstructured{}, precondition, condition)
+		&unstructured.Unstructured{}, pre, condition)
 	fatalMu.Lock()
 	defer fatalMu.Unlock()
 	switch {
