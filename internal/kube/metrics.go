@@ -13,7 +13,10 @@ import (
 // per call into the transport, however many attempts it took); retries are
 // counted separately by RetryCount.
 var (
-	requestCounts sync.Map // string key -> *atomic.Int64
+	// countersMu guards the map, not the counters: after the first request
+	// of a kind, counting is a read lock and an atomic add.
+	countersMu    sync.RWMutex
+	requestCounts = map[string]*atomic.Int64{}
 	requestTotal  atomic.Int64
 	retryTotal    atomic.Int64
 )
@@ -36,22 +39,22 @@ func RetryCount() int64 { return retryTotal.Load() }
 // read. A GET of a collection is told apart from a GET of one object by the
 // missing {name}.
 func RequestCounts() map[string]int64 {
-	out := map[string]int64{}
-	requestCounts.Range(func(k, v any) bool {
-		if n := v.(*atomic.Int64).Load(); n > 0 {
-			out[k.(string)] = n
+	countersMu.RLock()
+	defer countersMu.RUnlock()
+	out := make(map[string]int64, len(requestCounts))
+	for k, v := range requestCounts {
+		if n := v.Load(); n > 0 {
+			out[k] = n
 		}
-		return true
-	})
+	}
 	return out
 }
 
 // ResetRequestCounts sets every counter back to zero.
 func ResetRequestCounts() {
-	requestCounts.Range(func(k, _ any) bool {
-		requestCounts.Delete(k)
-		return true
-	})
+	countersMu.Lock()
+	clear(requestCounts)
+	countersMu.Unlock()
 	requestTotal.Store(0)
 	retryTotal.Store(0)
 }
@@ -59,11 +62,18 @@ func ResetRequestCounts() {
 func countRequest(req *http.Request) {
 	requestTotal.Add(1)
 	k := requestKey(req)
-	v, ok := requestCounts.Load(k)
-	if !ok {
-		v, _ = requestCounts.LoadOrStore(k, new(atomic.Int64))
+	countersMu.RLock()
+	n := requestCounts[k]
+	countersMu.RUnlock()
+	if n == nil {
+		countersMu.Lock()
+		if n = requestCounts[k]; n == nil {
+			n = new(atomic.Int64)
+			requestCounts[k] = n
+		}
+		countersMu.Unlock()
 	}
-	v.(*atomic.Int64).Add(1)
+	n.Add(1)
 }
 
 func requestKey(req *http.Request) string {

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +164,7 @@ func OwnedFields(obj *unstructured.Unstructured, manager string) ([]string, erro
 			continue
 		}
 		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("parsing the managed fields of %q: %w", manager, err)
 		}
 		set = set.Union(s)

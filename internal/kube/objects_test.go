@@ -167,11 +167,11 @@ func TestOwnedFields(t *testing.T) {
 	obj := sandbox("ns", "s")
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:podTemplate":{"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:podTemplate":{"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:image":{},"f:name":{}}}}}}}`)},
 		{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:phase":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:phase":{}}}`)},
 		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:shutdownTime":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:shutdownTime":{}}}`)},
 	})
 	got, err := OwnedFields(obj, "agentsandbox")
 	if err != nil {

@@ -60,7 +60,7 @@ func (c Config) RESTConfig(ctx context.Context) (*rest.Config, error) {
 		return nil, err
 	}
 	rc := b.rc
-	if err := c.layerExplicit(ctx, rc); err != nil {
+	if err := c.layerExplicit(rc); err != nil {
 		return nil, err
 	}
 	if rc.Host == "" {
@@ -245,7 +245,7 @@ func expandHome(p string) (string, error) {
 // layerExplicit puts every explicitly set field over the base. Credentials
 // are replaced as a set where mixing would be wrong: a token or exec plugin
 // replaces every other kind of bearer credential of the kubeconfig user.
-func (c Config) layerExplicit(ctx context.Context, rc *rest.Config) error {
+func (c Config) layerExplicit(rc *rest.Config) error {
 	if c.Host != "" {
 		if strings.Contains(c.Host, "://") {
 			u, err := url.Parse(c.Host)

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 	"golang.org/x/oauth2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -502,5 +504,42 @@ func want(t *testing.T, what, got, wantValue string) {
 	t.Helper()
 	if got != wantValue {
 		t.Errorf("%s = %q, want %q", what, got, wantValue)
+	}
+}
+
+func TestRESTConfig_insecureWithCAWarns(t *testing.T) {
+	ca, _ := selfSignedPEM(t, "ca")
+	var logs bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &logs)
+	rc, err := Config{Host: "https://h.example", Token: "t", ClusterCACertificate: ca, Insecure: true}.RESTConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rc.Insecure || len(rc.CAData) != 0 {
+		t.Errorf("insecure %v with CA %d bytes; want insecure and the CA dropped", rc.Insecure, len(rc.CAData))
+	}
+	if !strings.Contains(logs.String(), `"@level":"warn"`) || !strings.Contains(logs.String(), "CA certificate is ignored") {
+		t.Errorf("no warning logged: %s", logs.String())
+	}
+}
+
+func TestWarningHandlerLogsServerWarnings(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Warning", `299 - "agents.x-k8s.io/v1alpha1 Sandbox is deprecated; use v1beta1"`)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}}`)
+	}))
+	defer srv.Close()
+	var logs bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &logs)
+	c, err := NewClient(ctx, Config{Host: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "default"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "is deprecated; use v1beta1") {
+		t.Errorf("server warning not logged: %s", logs.String())
 	}
 }

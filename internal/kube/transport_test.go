@@ -58,8 +58,14 @@ func (s *scripted) count() int {
 	return len(s.requests)
 }
 
+// answer is what do saw of a response; the body is already read and closed.
+type answer struct {
+	StatusCode int
+	Header     http.Header
+}
+
 // do sends one request through WrapTransport.
-func do(t *testing.T, ctx context.Context, method, url, body string) (*http.Response, error) {
+func do(t *testing.T, ctx context.Context, method, url, body string) (*answer, error) {
 	t.Helper()
 	var r io.Reader
 	if body != "" {
@@ -70,11 +76,12 @@ func do(t *testing.T, ctx context.Context, method, url, body string) (*http.Resp
 		t.Fatal(err)
 	}
 	resp, err := WrapTransport(http.DefaultTransport).RoundTrip(req)
-	if resp != nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+	if err != nil {
+		return nil, err
 	}
-	return resp, err
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return &answer{StatusCode: resp.StatusCode, Header: resp.Header}, nil
 }
 
 // TestTransport_429RetryAfterThroughClientGo goes through the whole client
