@@ -650,16 +650,11 @@ func ConditionReady(condType string) ReadyFunc {
 			if status == string(metav1.ConditionTrue) {
 				return true, "", nil
 			}
-			reason := fmt.Sprintf("%s=%s", condType, status)
-			if r, _ := m["reason"].(string); r != "" {
-				reason += " (" + r + ")"
-			}
-			if msg, _ := m["message"].(string); msg != "" {
-				reason += ": " + msg
-			}
-			return false, reason, nil
+			reason, _ := m["reason"].(string)
+			message, _ := m["message"].(string)
+			return false, describeCondition(condType, status, reason, message), nil
 		}
-		return false, fmt.Sprintf("no %s condition reported yet", condType), nil
+		return false, describeCondition(condType, "", "", ""), nil
 	}
 }
 
