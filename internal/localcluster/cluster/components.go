@@ -127,6 +127,10 @@ func controllerManagerComponent(l Layout, s State) Component {
 		"--service-cluster-ip-range=" + s.Options.ServiceCIDR,
 		// Nodes are created with spec.podCIDR already set.
 		"--allocate-node-cidrs=false",
+		// The default 20 QPS makes a 200-replica Deployment take ~10 s of
+		// pure client-side throttling; tests create hundreds of pods.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
 		"--profiling=false",
 		"--v=1",
 	}}
@@ -138,6 +142,8 @@ func schedulerComponent(l Layout, _ State) Component {
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
 		"--leader-elect=false",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
 		"--profiling=false",
 		"--v=1",
 	}}

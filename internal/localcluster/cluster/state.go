@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"os"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // KubernetesVersion is the version the binary is built from; build.sh stamps
@@ -53,6 +55,11 @@ func (o Options) Validate() error {
 	}
 	if o.SystemNodes+o.GVisorNodes > 250 {
 		return errors.New("at most 250 nodes in total (one /24 pod range each)")
+	}
+	for what, q := range map[string]string{"node CPU": o.NodeCPU, "node memory": o.NodeMemory} {
+		if v, err := resource.ParseQuantity(q); err != nil || v.Sign() <= 0 {
+			return fmt.Errorf("%s %q: want a positive Kubernetes quantity such as 32 or 128Gi", what, q)
+		}
 	}
 	if o.NodePods <= 0 {
 		return errors.New("node pods must be positive")

@@ -50,6 +50,8 @@ func TestOptionsValidate(t *testing.T) {
 		"bad service":    {func(o *Options) { o.ServiceCIDR = "nope" }, "service CIDR"},
 		"ipv6 service":   {func(o *Options) { o.ServiceCIDR = "fd00::/108" }, "IPv4"},
 		"small pod cidr": {func(o *Options) { o.PodCIDR = "10.64.0.0/23"; o.SystemNodes = 3 }, "room for 2"},
+		"bad cpu":        {func(o *Options) { o.NodeCPU = "lots" }, "node CPU"},
+		"zero memory":    {func(o *Options) { o.NodeMemory = "0" }, "node memory"},
 		"no grace":       {func(o *Options) { o.StopGrace = 0 }, "grace"},
 	} {
 		o := DefaultOptions()

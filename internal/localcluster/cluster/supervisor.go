@@ -14,6 +14,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Restart policy: a component that dies after start-up is restarted with a
@@ -120,6 +124,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		case ev := <-s.exits:
 			c := ev.c
 			if c.restarts >= maxRestarts {
+				s.logTail(c.comp.Name)
 				return fmt.Errorf("%s exited (%v) and was restarted %d times already; giving up, see %s",
 					c.comp.Name, c.err, c.restarts, s.layout.Log(c.comp.Name))
 			}
@@ -129,6 +134,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			case <-time.After(wait):
+			}
+			if c.comp.Name == Kwok {
+				s.releaseNodeLeases(ctx)
 			}
 			if err := s.start(c.comp); err != nil {
 				return err
@@ -153,6 +161,7 @@ func (s *Supervisor) startAndWait(ctx context.Context, comp Component, probe fun
 	for {
 		select {
 		case ev := <-s.exits:
+			s.logTail(ev.c.comp.Name)
 			return fmt.Errorf("%s exited during start-up (%v); see %s", ev.c.comp.Name, ev.c.err, s.layout.Log(ev.c.comp.Name))
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready after %s: %v", comp.Name, time.Since(t0).Round(time.Millisecond), lastErr)
@@ -266,6 +275,45 @@ func (s *Supervisor) stopChild(c *child) {
 	s.log.Printf("%s did not stop within %s; killing it", c.comp.Name, s.state.Options.StopGrace)
 	_ = c.cmd.Process.Kill()
 	<-c.exited
+}
+
+// releaseNodeLeases deletes the Leases of the fake nodes before kwok is
+// restarted. kwok v0.8.0 tries to create a node's Lease when it starts and,
+// when the Lease left by its previous instance already exists, stops renewing
+// it; deleting them lets the new instance start clean. (The node heartbeat
+// stage keeps the nodes Ready meanwhile.)
+func (s *Supervisor) releaseNodeLeases(ctx context.Context) {
+	cs, err := AdminClient(s.layout)
+	if err != nil {
+		s.log.Printf("releasing node leases: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.log.Printf("releasing node leases: %v", err)
+		return
+	}
+	for _, n := range nodes.Items {
+		if n.Annotations[FakeNodeAnnotation] != FakeNodeAnnotationValue {
+			continue
+		}
+		err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, n.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Printf("releasing the lease of node %s: %v", n.Name, err)
+		}
+	}
+}
+
+// logTail copies the end of a component's log into the supervisor log when
+// the component's exit is fatal: the supervisor log is what `up` shows.
+func (s *Supervisor) logTail(name string) {
+	data, err := os.ReadFile(s.layout.Log(name))
+	if err != nil || len(data) == 0 {
+		return
+	}
+	s.log.Printf("last lines of %s:\n%s", s.layout.Log(name), tail(data, 15))
 }
 
 // etcdHealthy probes etcd's plain-HTTP metrics listener.

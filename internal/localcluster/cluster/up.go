@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -264,20 +263,25 @@ func supervisorRunning(l Layout) (int, bool) {
 	return pid, processAlive(pid, l.Dir)
 }
 
-// reportLogs prints the end of the supervisor log and of every component log
-// that mentions an error, so a failed `up` explains itself.
+// reportLogs prints the end of the supervisor log and of the log of every
+// component that is no longer running, so a failed start explains itself.
+// It must run before the cluster is torn down.
 func reportLogs(w io.Writer, l Layout) {
-	names := append([]string{"supervisor"}, ComponentNames...)
-	for _, name := range names {
+	show := func(name string) {
 		data, err := os.ReadFile(l.Log(name))
 		if err != nil || len(data) == 0 {
-			continue
+			return
 		}
-		if name != "supervisor" && !bytes.Contains(bytes.ToLower(data), []byte("error")) {
-			continue
-		}
-		fmt.Fprintf(w, "---- last lines of %s ----\n%s\n", l.Log(name), tail(data, 12))
+		fmt.Fprintf(w, "---- last lines of %s ----\n%s\n", l.Log(name), tail(data, 15))
 	}
+	show("supervisor")
+	for _, name := range ComponentNames {
+		pid, err := readPid(l.PidFile(name))
+		if err == nil && !processAlive(pid, l.Dir) {
+			show(name)
+		}
+	}
+	fmt.Fprintf(w, "(all logs: %s)\n", l.LogDir())
 }
 
 func tail(data []byte, n int) string {
