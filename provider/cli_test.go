@@ -30,7 +30,8 @@ var (
 	buildErr  error
 )
 
-// providerBinaryDir builds the provider once per test process.
+// providerBinaryDir builds the provider once per test process (so not in a
+// per-test TempDir; TestMain removes it).
 func providerBinaryDir(t *testing.T) string {
 	t.Helper()
 	tf, err := exec.LookPath("terraform")
@@ -39,7 +40,7 @@ func providerBinaryDir(t *testing.T) string {
 	}
 	_ = tf
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "agentsandbox-provider-")
+		buildDir, buildErr = os.MkdirTemp("", "agentsandbox-provider-") //nolint:usetesting // shared by every test of the process, removed by TestMain
 		if buildErr != nil {
 			return
 		}
@@ -49,13 +50,21 @@ func providerBinaryDir(t *testing.T) string {
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return buildDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
 }
 
 type tfRun struct {

@@ -129,7 +129,7 @@ func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	rc, err := c.Get(ctx, runtimeClassGVR, "", rcName)
 	switch {
 	case err == nil:
-		handler, _, _ = unstructuredString(rc.Object, "handler")
+		handler, _ = rc.Object["handler"].(string)
 	case kube.IsNotFound(err):
 	default:
 		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: runtimeClassGVR, Kind: "RuntimeClass", Name: rcName})...)
@@ -163,9 +163,4 @@ func servedSandboxVersions(groups *metav1.APIGroupList) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func unstructuredString(obj map[string]any, key string) (string, bool, error) {
-	v, ok := obj[key].(string)
-	return v, ok, nil
 }

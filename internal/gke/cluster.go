@@ -11,9 +11,10 @@ import (
 	"net"
 	"strings"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
 )
 
 // GetCluster reads a cluster by its full resource name.
@@ -120,7 +121,7 @@ func decodeClusterCA(s string) (string, error) {
 	if !bytes.Contains(data, []byte("-----BEGIN")) {
 		// DER: wrap it.
 		if _, err := x509.ParseCertificate(data); err != nil {
-			return "", fmt.Errorf("neither PEM nor a DER certificate: %v", err)
+			return "", fmt.Errorf("neither PEM nor a DER certificate: %w", err)
 		}
 		return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: data})), nil
 	}
@@ -135,7 +136,7 @@ func decodeClusterCA(s string) (string, error) {
 			continue
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return "", fmt.Errorf("PEM certificate does not parse: %v", err)
+			return "", fmt.Errorf("PEM certificate does not parse: %w", err)
 		}
 		found++
 	}

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
 	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
 )
 
 // ClusterCredentials plugs straight into the Kubernetes side.

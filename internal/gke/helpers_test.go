@@ -204,7 +204,7 @@ func verifyJWT(tok string, pub *rsa.PublicKey) (map[string]any, error) {
 	}
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig); err != nil {
-		return nil, fmt.Errorf("bad signature: %v", err)
+		return nil, fmt.Errorf("bad signature: %w", err)
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {

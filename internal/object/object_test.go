@@ -65,8 +65,8 @@ func liveObject(labels map[string]string, ownedLabels ...string) *unstructured.U
 	}
 	fields += `}}}`
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}},
-		{Manager: "controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:added-by-controller":{}}}}`)}},
+		{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fieldsV1(fields)},
+		{Manager: "controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fieldsV1(`{"f:metadata":{"f:labels":{"f:added-by-controller":{}}}}`)},
 	})
 	return u
 }
@@ -165,4 +165,10 @@ func TestReadMissingAndDeleteMissing(t *testing.T) {
 	if diags := testKind.Delete(context.Background(), meta, "ns", "gone", kube.DeleteOptions{}); diags.HasError() {
 		t.Fatalf("deleting a missing object is success: %v", diags)
 	}
+}
+
+func fieldsV1(raw string) *metav1.FieldsV1 {
+	f := &metav1.FieldsV1{}
+	f.SetRawString(raw)
+	return f
 }

@@ -42,7 +42,7 @@ type stringFunc struct {
 	check func(string) []string
 }
 
-func (v stringFunc) Description(context.Context) string         { return v.desc }
+func (v stringFunc) Description(context.Context) string           { return v.desc }
 func (v stringFunc) MarkdownDescription(c context.Context) string { return v.Description(c) }
 
 func (v stringFunc) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
