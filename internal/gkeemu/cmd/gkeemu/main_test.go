@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testCA = `-----BEGIN CERTIFICATE-----
+MIIBbzCCARWgAwIBAgIBATAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwpsb2NhbC10
+ZXN0MB4XDTI2MDEwMTAwMDAwMFoXDTM2MDEwMTAwMDAwMFowFTETMBEGA1UEAxMK
+bG9jYWwtdGVzdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABHk+2gq0j3m7+QBY
+-----END CERTIFICATE-----
+`
+
+// The seeded cluster takes its endpoint and CA from a kubeconfig, so that
+// GKE-derived credentials reach the local control plane.
+func TestServesSeededClusterFromKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:16443
+    certificate-authority-data: `+base64.StdEncoding.EncodeToString([]byte(testCA))+`
+contexts:
+- name: local
+  context: {cluster: local, user: me}
+current-context: local
+users:
+- name: me
+  user: {token: x}
+`), 0o600)
+	urlFile := filepath.Join(dir, "url")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	var stdout, stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"-kubeconfig", kubeconfig, "-url-file", urlFile, "-log-requests=false"}, &stdout, &stderr, ready)
+	}()
+	var url string
+	select {
+	case url = <-ready:
+	case err := <-done:
+		t.Fatalf("exited early: %v (%s)", err, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready")
+	}
+	if b, _ := os.ReadFile(urlFile); strings.TrimSpace(string(b)) != url {
+		t.Errorf("url file %q, want %q", b, url)
+	}
+	req, _ := http.NewRequest("GET", url+"v1/projects/emu-project/locations/us-central1/clusters/emu-cluster", nil)
+	req.Header.Set("Authorization", "Bearer anything")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cl struct {
+		Endpoint   string `json:"endpoint"`
+		MasterAuth struct {
+			ClusterCaCertificate string `json:"clusterCaCertificate"`
+		} `json:"masterAuth"`
+	}
+	json.NewDecoder(resp.Body).Decode(&cl)
+	resp.Body.Close()
+	if cl.Endpoint != "127.0.0.1:16443" {
+		t.Errorf("endpoint = %q", cl.Endpoint)
+	}
+	if ca, _ := base64.StdEncoding.DecodeString(cl.MasterAuth.ClusterCaCertificate); string(ca) != testCA {
+		t.Errorf("CA = %q", ca)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "EMULATOR") || !strings.Contains(out, "not Google Kubernetes Engine") {
+		t.Errorf("start-up does not say it is an emulator: %q", out)
+	}
+}
+
+func TestRefusesNonLoopbackListen(t *testing.T) {
+	err := run(context.Background(), []string{"-listen", "0.0.0.0:0"}, &bytes.Buffer{}, &bytes.Buffer{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Fatalf("err = %v", err)
+	}
+}

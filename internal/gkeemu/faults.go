@@ -1,0 +1,115 @@
+package gkeemu
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Fault is an injected failure or delay. A request matches when its API
+// method (one of the Method constants; "" matches every method) and HTTP
+// method ("" matches all) match. The first matching fault with hits left
+// applies: the request waits Latency, then, if Status is set, gets that
+// HTTP status with a Google-shaped error body instead of being served.
+type Fault struct {
+	API        string // e.g. MethodNodePoolsCreate
+	HTTPMethod string // e.g. "POST"
+	// Status is 429 (RESOURCE_EXHAUSTED), 503 (UNAVAILABLE), 500 (INTERNAL)
+	// or any other HTTP status; 0 means latency only.
+	Status int
+	// RetryAfter, when set, is sent as the Retry-After header (in whole
+	// seconds, rounded up), as Google's front end does on 429 and 503.
+	RetryAfter time.Duration
+	Latency    time.Duration
+	// Times is how many matching requests the fault applies to; 0 means 1,
+	// a negative value means every one until ClearFaults.
+	Times int
+	// Message replaces the default error message.
+	Message string
+
+	hits atomic.Int64
+	left int
+}
+
+// Hits is how many requests the fault has applied to so far.
+func (f *Fault) Hits() int { return int(f.hits.Load()) }
+
+// InjectFault adds a fault and returns it, so the test can ask for Hits.
+func (s *Server) InjectFault(f *Fault) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.left = f.Times
+	if f.left == 0 {
+		f.left = 1
+	}
+	s.faults = append(s.faults, f)
+	return f
+}
+
+// ClearFaults removes every injected fault.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// matchFault picks (and consumes one hit of) the fault for a request.
+// Called with s.mu held.
+func (s *Server) matchFault(httpMethod, api string) *Fault {
+	for _, f := range s.faults {
+		if f.left == 0 || (f.API != "" && f.API != api) || (f.HTTPMethod != "" && f.HTTPMethod != httpMethod) {
+			continue
+		}
+		if f.left > 0 {
+			f.left--
+		}
+		f.hits.Add(1)
+		return f
+	}
+	return nil
+}
+
+func (f *Fault) apiError() *apiError {
+	e := &apiError{message: f.Message, retryAfter: f.RetryAfter}
+	switch f.Status {
+	case 429:
+		e.status = "RESOURCE_EXHAUSTED"
+		if e.message == "" {
+			e.message = "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service " +
+				"'container.googleapis.com' (injected by gkeemu)."
+		}
+		e.details = []map[string]any{{
+			"@type":  "type.googleapis.com/google.rpc.ErrorInfo",
+			"reason": "RATE_LIMIT_EXCEEDED",
+			"domain": "googleapis.com",
+			"metadata": map[string]any{
+				"service":     "container.googleapis.com",
+				"quota_limit": "RequestsPerMinutePerProject",
+			},
+		}}
+	case 503:
+		e.status = "UNAVAILABLE"
+		if e.message == "" {
+			e.message = "The service is currently unavailable (injected by gkeemu)."
+		}
+	case 500:
+		e.status = "INTERNAL"
+		if e.message == "" {
+			e.message = "Internal error encountered (injected by gkeemu)."
+		}
+	default:
+		e.status = httpStatusName(f.Status)
+		if e.message == "" {
+			e.message = "Injected failure (gkeemu)."
+		}
+	}
+	return e
+}
+
+func httpStatusName(code int) string {
+	for name, c := range canonicalCodes {
+		if c.http == code && name != "FAILED_PRECONDITION" && name != "OUT_OF_RANGE" && name != "ABORTED" && name != "INTERNAL" {
+			return name
+		}
+	}
+	return "UNKNOWN"
+}
