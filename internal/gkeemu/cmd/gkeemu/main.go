@@ -44,24 +44,24 @@ func main() {
 }
 
 type config struct {
-	listen        string
-	allowRemote   bool
-	project       string
-	location      string
-	cluster       string
-	version       string
-	autopilot     bool
-	agentSandbox  bool
-	noSeed        bool
-	kubeconfig    string
-	kubeContext   string
-	endpoint      string
-	caFile        string
-	pending       time.Duration
-	running       time.Duration
-	accessToken   string
-	urlFile       string
-	logRequests   bool
+	listen         string
+	allowRemote    bool
+	project        string
+	location       string
+	cluster        string
+	version        string
+	autopilot      bool
+	agentSandbox   bool
+	noSeed         bool
+	kubeconfig     string
+	kubeContext    string
+	endpoint       string
+	caFile         string
+	pending        time.Duration
+	running        time.Duration
+	accessToken    string
+	urlFile        string
+	logRequests    bool
 	releaseChannel string
 }
 
