@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/cluster"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/networkpolicy"
 )
 
 // RegistryAddress is where the provider is published.
@@ -79,7 +80,9 @@ func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.Confi
 }
 
 func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{}
+	return []func() resource.Resource{
+		networkpolicy.NewResource,
+	}
 }
 
 func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.DataSource {
