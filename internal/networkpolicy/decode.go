@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 

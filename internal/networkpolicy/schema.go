@@ -36,7 +36,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"`template` and `pod_selector` is required.",
 		Validators: []validator.String{validate.DNSSubdomainName()},
 	}
-	attrs["pod_selector"] = selectorAttribute("The pods in this namespace the policy applies to. `{}` selects every pod "+
+	attrs["pod_selector"] = selectorAttribute("The pods in this namespace the policy applies to. `{}` selects every pod " +
 		"of the namespace. Exactly one of `template` and `pod_selector` is required.")
 	attrs["ingress"] = schema.ListNestedAttribute{
 		Optional: true,
@@ -147,7 +147,7 @@ func selectorAttribute(description string) schema.SingleNestedAttribute {
 var operators = []string{"In", "NotIn", "Exists", "DoesNotExist"}
 
 func ingressObject() schema.NestedAttributeObject {
-	ns := selectorAttribute("Namespaces the source pods may be in (`{}`: any namespace). With `pod_selector`, "+
+	ns := selectorAttribute("Namespaces the source pods may be in (`{}`: any namespace). With `pod_selector`, " +
 		"both must match; alone, every pod of the matching namespaces is admitted.")
 	pods := selectorAttribute("Source pods (in this policy's namespace unless `namespace_selector` is set).")
 	block := ipBlockAttribute("Source IP range, for traffic from outside the cluster. Cannot be combined with the selectors.")
@@ -345,7 +345,9 @@ type portRangeValidator struct{}
 func (portRangeValidator) Description(context.Context) string {
 	return "end_port requires a numeric port no greater than end_port"
 }
-func (v portRangeValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v portRangeValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (portRangeValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
 	attrs, ok := knownAttrs(req.ConfigValue)
@@ -385,7 +387,9 @@ type requirementValidator struct{}
 func (requirementValidator) Description(context.Context) string {
 	return "values are required for In and NotIn and forbidden for Exists and DoesNotExist"
 }
-func (v requirementValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v requirementValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (requirementValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
 	attrs, ok := knownAttrs(req.ConfigValue)
