@@ -1,0 +1,415 @@
+package podtemplate
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// The harness serves a test-only resource that embeds pod_template exactly
+// as the real resources will, through the framework's protocol 6 server.
+// Tests then see what Terraform sees: the schema as served, attribute
+// validators, the resource's ValidateConfig (calling Validate), and the plan
+// with the schema defaults applied.
+
+const testTypeName = "agentsandbox_test_pod"
+
+type testProvider struct{}
+
+func (testProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "agentsandbox"
+}
+func (testProvider) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {}
+func (testProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
+}
+func (testProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{func() resource.Resource { return testResource{} }}
+}
+func (testProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+
+type testResource struct{}
+
+type testResourceModel struct {
+	PodTemplate    types.Object `tfsdk:"pod_template"`
+	ClaimTemplates types.List   `tfsdk:"claim_templates"`
+}
+
+func (testResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = testTypeName
+}
+
+func (testResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "test resource",
+		Attributes: map[string]schema.Attribute{
+			"pod_template": Attribute(),
+			"claim_templates": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType, MarkdownDescription: "volume claim template names",
+			},
+		},
+	}
+}
+
+func (testResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m testResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	opts := Options{}
+	if m.ClaimTemplates.IsUnknown() {
+		opts.SkipVolumeMountCheck = true
+	} else {
+		opts.ClaimTemplateNames = stringsOf(m.ClaimTemplates)
+	}
+	resp.Diagnostics.Append(Validate(ctx, path.Root("pod_template"), m.PodTemplate, opts)...)
+}
+
+func (testResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.State.Raw = req.Plan.Raw
+}
+func (testResource) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+func (testResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.State.Raw = req.Plan.Raw
+}
+func (testResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+var _ resource.ResourceWithValidateConfig = testResource{}
+
+// harness talks to the served test resource.
+type harness struct {
+	t      *testing.T
+	server tfprotov6.ProviderServer
+	schema schema.Schema
+	typ    tftypes.Object
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	ctx := context.Background()
+	server := providerserver.NewProtocol6(testProvider{})()
+	resp, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := diagStrings(resp.Diagnostics, tfprotov6.DiagnosticSeverityError); len(problems) > 0 {
+		t.Fatalf("the schema is invalid: %v", problems)
+	}
+	var sresp resource.SchemaResponse
+	testResource{}.Schema(ctx, resource.SchemaRequest{}, &sresp)
+	return &harness{
+		t:      t,
+		server: server,
+		schema: sresp.Schema,
+		typ:    sresp.Schema.Type().TerraformType(ctx).(tftypes.Object),
+	}
+}
+
+// config wraps a pod_template value (a tree of Go values, see tfValue) into
+// the resource's configuration.
+func (h *harness) config(pod any, extra ...map[string]any) *tfprotov6.DynamicValue {
+	h.t.Helper()
+	top := map[string]any{"pod_template": pod}
+	for _, e := range extra {
+		for k, v := range e {
+			top[k] = v
+		}
+	}
+	v, err := tfValue(h.typ, top)
+	if err != nil {
+		h.t.Fatalf("building the configuration: %v", err)
+	}
+	dv, err := tfprotov6.NewDynamicValue(h.typ, v)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &dv
+}
+
+// validate runs ValidateResourceConfig (attribute validators and the
+// resource's ValidateConfig) and returns its diagnostics.
+func (h *harness) validate(pod any, extra ...map[string]any) []*tfprotov6.Diagnostic {
+	h.t.Helper()
+	resp, err := h.server.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
+		TypeName: testTypeName,
+		Config:   h.config(pod, extra...),
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// plan validates pod and plans its creation; it fails the test on any error
+// and returns the planned pod_template (defaults applied).
+func (h *harness) plan(pod any) types.Object {
+	h.t.Helper()
+	if errs := diagStrings(h.validate(pod), tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
+		h.t.Fatalf("validation failed: %v", errs)
+	}
+	ctx := context.Background()
+	cfg := h.config(pod)
+	prior, err := tfprotov6.NewDynamicValue(h.typ, tftypes.NewValue(h.typ, nil))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp, err := h.server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+		TypeName:         testTypeName,
+		PriorState:       &prior,
+		ProposedNewState: cfg,
+		Config:           cfg,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if errs := diagStrings(resp.Diagnostics, tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
+		h.t.Fatalf("plan failed: %v", errs)
+	}
+	raw, err := resp.PlannedState.Unmarshal(h.typ)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var obj types.Object
+	plan := tfsdk.Plan{Raw: raw, Schema: h.schema}
+	if d := plan.GetAttribute(ctx, path.Root("pod_template"), &obj); d.HasError() {
+		h.t.Fatalf("reading the plan: %v", d)
+	}
+	return obj
+}
+
+// object decodes pod (no defaults applied: what ValidateConfig sees).
+func (h *harness) object(pod any) types.Object {
+	h.t.Helper()
+	raw, err := h.config(pod).Unmarshal(h.typ)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var obj types.Object
+	cfg := tfsdk.Config{Raw: raw, Schema: h.schema}
+	if d := cfg.GetAttribute(context.Background(), path.Root("pod_template"), &obj); d.HasError() {
+		h.t.Fatalf("reading the configuration: %v", d)
+	}
+	return obj
+}
+
+// unknown marks a value as unknown in a configuration tree.
+type unknownValue struct{}
+
+var unknown = unknownValue{}
+
+// tfValue converts a tree of Go values (map[string]any for objects and
+// maps, []any for lists, string, int, bool, nil for null, unknown) into a
+// value of type t. Object attributes missing from the map are null.
+func tfValue(t tftypes.Type, v any) (tftypes.Value, error) {
+	if v == nil {
+		return tftypes.NewValue(t, nil), nil
+	}
+	if _, ok := v.(unknownValue); ok {
+		return tftypes.NewValue(t, tftypes.UnknownValue), nil
+	}
+	switch tt := t.(type) {
+	case tftypes.Object:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return tftypes.Value{}, fmt.Errorf("want an object, got %T", v)
+		}
+		for k := range m {
+			if _, ok := tt.AttributeTypes[k]; !ok {
+				return tftypes.Value{}, fmt.Errorf("no attribute %q", k)
+			}
+		}
+		vals := map[string]tftypes.Value{}
+		for k, at := range tt.AttributeTypes {
+			x, err := tfValue(at, m[k])
+			if err != nil {
+				return tftypes.Value{}, fmt.Errorf("%s: %w", k, err)
+			}
+			vals[k] = x
+		}
+		return tftypes.NewValue(tt, vals), nil
+	case tftypes.List:
+		l, ok := v.([]any)
+		if !ok {
+			return tftypes.Value{}, fmt.Errorf("want a list, got %T", v)
+		}
+		vals := []tftypes.Value{}
+		for i, e := range l {
+			x, err := tfValue(tt.ElementType, e)
+			if err != nil {
+				return tftypes.Value{}, fmt.Errorf("[%d]: %w", i, err)
+			}
+			vals = append(vals, x)
+		}
+		return tftypes.NewValue(tt, vals), nil
+	case tftypes.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return tftypes.Value{}, fmt.Errorf("want a map, got %T", v)
+		}
+		vals := map[string]tftypes.Value{}
+		for k, e := range m {
+			x, err := tfValue(tt.ElementType, e)
+			if err != nil {
+				return tftypes.Value{}, fmt.Errorf("[%q]: %w", k, err)
+			}
+			vals[k] = x
+		}
+		return tftypes.NewValue(tt, vals), nil
+	}
+	switch {
+	case t.Is(tftypes.String):
+		switch x := v.(type) {
+		case string:
+			return tftypes.NewValue(t, x), nil
+		case int:
+			// As Terraform converts a number given to a string attribute.
+			return tftypes.NewValue(t, fmt.Sprint(x)), nil
+		}
+	case t.Is(tftypes.Number):
+		if x, ok := v.(int); ok {
+			return tftypes.NewValue(t, big.NewFloat(float64(x))), nil
+		}
+	case t.Is(tftypes.Bool):
+		if x, ok := v.(bool); ok {
+			return tftypes.NewValue(t, x), nil
+		}
+	}
+	return tftypes.Value{}, fmt.Errorf("cannot use %T as %s", v, t)
+}
+
+// diagStrings formats the diagnostics of one severity as "path: summary".
+func diagStrings(ds []*tfprotov6.Diagnostic, sev tfprotov6.DiagnosticSeverity) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Severity == sev {
+			out = append(out, attrPath(d.Attribute)+": "+d.Summary+" ("+d.Detail+")")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// diagPaths is the sorted attribute paths of the diagnostics of one severity.
+func diagPaths(ds []*tfprotov6.Diagnostic, sev tfprotov6.DiagnosticSeverity) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Severity == sev {
+			out = append(out, attrPath(d.Attribute))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// attrPath formats a protocol attribute path like the framework's path.Path.
+func attrPath(p *tftypes.AttributePath) string {
+	if p == nil {
+		return "<no path>"
+	}
+	var b strings.Builder
+	for i, s := range p.Steps() {
+		switch s := s.(type) {
+		case tftypes.AttributeName:
+			if i > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(s))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		default:
+			fmt.Fprintf(&b, "[%v]", s)
+		}
+	}
+	return b.String()
+}
+
+// minimalPod is the smallest valid pod_template: one container with limits.
+func minimalPod() map[string]any {
+	return map[string]any{
+		"containers": []any{container("main")},
+	}
+}
+
+func container(name string) map[string]any {
+	return map[string]any{
+		"name":  name,
+		"image": "python:3.12-slim",
+		"resources": map[string]any{
+			"limits": map[string]any{"cpu": "1", "memory": "1Gi"},
+		},
+	}
+}
+
+// with returns a deep copy of a configuration tree with the value at a
+// dotted path (list indexes as numbers: "containers.0.image") set; nil
+// deletes it.
+func with(tree map[string]any, p string, v any) map[string]any {
+	out := deepCopy(tree).(map[string]any)
+	steps := strings.Split(p, ".")
+	var cur any = out
+	for i, s := range steps {
+		last := i == len(steps)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				if v == nil {
+					delete(c, s)
+				} else {
+					c[s] = v
+				}
+				return out
+			}
+			if _, ok := c[s]; !ok {
+				c[s] = map[string]any{}
+			}
+			cur = c[s]
+		case []any:
+			var idx int
+			fmt.Sscan(s, &idx)
+			if last {
+				c[idx] = v
+				return out
+			}
+			cur = c[idx]
+		}
+	}
+	return out
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range t {
+			out[k] = deepCopy(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = deepCopy(x)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+type diagList struct{ d diag.Diagnostics }
