@@ -30,9 +30,7 @@ import (
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
-// Errors that end up as a claim's Ready reason. The user-facing ones are not
-// retried with backoff: only a change to the claim, pool or template can fix
-// them, and those changes are watched.
+// Errors that end up as a claim's Ready reason.
 var (
 	errWarmPoolNotFound     = errors.New("SandboxWarmPool not found")
 	errTemplateNotFound     = errors.New("SandboxTemplate not found")
@@ -42,21 +40,28 @@ var (
 	errEnvInjectionRejected = errors.New("environment variable injection rejected")
 	errVolumeClaimTemplates = errors.New("volume claim templates rejected")
 	errSandboxNotOwned      = errors.New("sandbox is not controlled by this claim")
-	claimErrorReasons       = []struct {
-		err    error
-		reason string
-		retry  bool
-	}{
-		{errTemplateNotFound, extv1beta1.ReasonTemplateNotFound, false},
-		{errWarmPoolNotFound, extv1beta1.ReasonWarmPoolNotFound, false},
-		{errAdoptionConflict, extv1beta1.ReasonAdoptionConflict, true},
-		{errSandboxCreatePending, extv1beta1.ReasonSandboxCreatePending, true},
-		{errInvalidMetadata, extv1beta1.ReasonInvalidMetadata, false},
-		{errEnvInjectionRejected, extv1beta1.ReasonEnvVarsInjectionRejected, false},
-		{errVolumeClaimTemplates, extv1beta1.ReasonVolumeClaimTemplatesError, false},
-		{errSandboxNotOwned, extv1beta1.ReasonClaimExpired, false},
-	}
 )
+
+// errClaimGone ends a pass whose claim was deleted under it.
+var errClaimGone = errors.New("the claim no longer exists")
+
+// claimErrorReasons maps errors to Ready reasons. Those that are not retried
+// with backoff can only be fixed by a change to the claim, its pool or its
+// template, and those changes are watched.
+var claimErrorReasons = []struct {
+	err    error
+	reason string
+	retry  bool
+}{
+	{errTemplateNotFound, extv1beta1.ReasonTemplateNotFound, false},
+	{errWarmPoolNotFound, extv1beta1.ReasonWarmPoolNotFound, false},
+	{errAdoptionConflict, extv1beta1.ReasonAdoptionConflict, true},
+	{errSandboxCreatePending, extv1beta1.ReasonSandboxCreatePending, true},
+	{errInvalidMetadata, extv1beta1.ReasonInvalidMetadata, false},
+	{errEnvInjectionRejected, extv1beta1.ReasonEnvVarsInjectionRejected, false},
+	{errVolumeClaimTemplates, extv1beta1.ReasonVolumeClaimTemplatesError, false},
+	{errSandboxNotOwned, extv1beta1.ReasonClaimExpired, false},
+}
 
 const (
 	// warmCandidateGrace is how long a new claim waits for a warm sandbox that
@@ -94,7 +99,7 @@ func (r *claimReconciler) setup(mgr ctrl.Manager, workers int) error {
 		Watches(&extv1beta1.SandboxWarmPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsForPool)).
 		Watches(&extv1beta1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.claimsForTemplate)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(ignoreNamespaceTermination(r))
 }
 
 func (r *claimReconciler) claimsOfPool(ctx context.Context, ns, pool string, unboundOnly bool) []reconcile.Request {
@@ -167,8 +172,11 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		sb, err = r.reconcileActive(ctx, claim)
 	}
 	var pending *warmPending
-	if errors.As(err, &pending) {
+	switch {
+	case errors.As(err, &pending):
 		return ctrl.Result{RequeueAfter: pending.after}, nil
+	case errors.Is(err, errClaimGone):
+		return ctrl.Result{}, nil
 	}
 
 	setClaimStatus(claim, sb, err, expired)
@@ -257,7 +265,7 @@ func (r *claimReconciler) expireSandbox(ctx context.Context, claim *extv1beta1.S
 }
 
 func setClaimStatus(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, err error, expired bool) {
-	ready := claimReadyCondition(claim, sb, err, expired)
+	ready := claimReadyCondition(sb, err, expired)
 	ready.ObservedGeneration = claim.Generation
 	meta.SetStatusCondition(&claim.Status.Conditions, ready)
 
@@ -280,7 +288,7 @@ func setClaimStatus(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, e
 	}
 }
 
-func claimReadyCondition(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, err error, expired bool) metav1.Condition {
+func claimReadyCondition(sb *agentsv1beta1.Sandbox, err error, expired bool) metav1.Condition {
 	notReady := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: extv1beta1.ClaimConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
@@ -311,7 +319,10 @@ func (r *claimReconciler) reconcileActive(ctx context.Context, claim *extv1beta1
 	if err := validateAdditionalPodMetadata(&claim.Spec.AdditionalPodMetadata, r.allowedDomains); err != nil {
 		return nil, fmt.Errorf("%w: %w", errInvalidMetadata, err)
 	}
-	if sb, err := r.boundSandbox(ctx, claim); sb != nil || err != nil {
+	if sb, err := r.boundSandbox(ctx, claim); err != nil || sb != nil {
+		if err == nil {
+			err = r.syncBoundPodMetadata(ctx, claim, sb)
+		}
 		return sb, err
 	}
 	// Custom env or volumes cannot be applied to an already running pod, so
@@ -481,6 +492,9 @@ func (r *claimReconciler) setClaimSandboxAnnotation(ctx context.Context, claim *
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		fresh := &extv1beta1.SandboxClaim{}
 		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(claim), fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				return errClaimGone
+			}
 			return err
 		}
 		if fresh.UID != claim.UID {
@@ -527,7 +541,7 @@ func (r *claimReconciler) completeAdoption(ctx context.Context, claim *extv1beta
 			return nil
 		}
 		if why := adoptable(sb, claim); why != nil {
-			return fmt.Errorf("%w: %s: %v", errAdoptionConflict, name, why)
+			return fmt.Errorf("%w: %s: %w", errAdoptionConflict, name, why)
 		}
 		base := sb.DeepCopy()
 
@@ -540,22 +554,23 @@ func (r *claimReconciler) completeAdoption(ctx context.Context, claim *extv1beta
 		sb.Labels[sandboxapi.LabelClaimUID] = string(claim.UID)
 		refHash := sb.Labels[sandboxapi.LabelSandboxTemplateRefHash]
 
-		pm := &sb.Spec.PodTemplate.Metadata
+		// Start from the template's own pod metadata, which drops the
+		// pool-only keys (and the autoscaler's eviction permission).
+		from := sb.Spec.PodTemplate.Metadata.DeepCopy()
 		if tmpl != nil {
-			// Start from the template's own pod metadata, which drops the
-			// pool-only keys (and the autoscaler's eviction permission).
-			*pm = *tmpl.Spec.PodTemplate.Metadata.DeepCopy()
+			from = tmpl.Spec.PodTemplate.Metadata.DeepCopy()
 		} else {
-			delete(pm.Labels, sandboxapi.LabelWarmPoolSandbox)
-			delete(pm.Labels, sandboxapi.LabelSandboxTemplateHash)
-			if pm.Annotations[sandboxapi.AnnotationSafeToEvict] == "true" {
-				delete(pm.Annotations, sandboxapi.AnnotationSafeToEvict)
+			delete(from.Labels, sandboxapi.LabelWarmPoolSandbox)
+			delete(from.Labels, sandboxapi.LabelSandboxTemplateHash)
+			if from.Annotations[sandboxapi.AnnotationSafeToEvict] == "true" {
+				delete(from.Annotations, sandboxapi.AnnotationSafeToEvict)
 			}
 		}
-		pm.Labels = mergeMaps(pm.Labels, map[string]string{sandboxapi.LabelClaimUID: string(claim.UID), sandboxapi.LabelSandboxTemplateRefHash: refHash})
-		if err := mergePodMetadata(pm, &claim.Spec.AdditionalPodMetadata); err != nil {
+		pm, err := claimPodMetadata(from, claim, refHash)
+		if err != nil {
 			return err
 		}
+		sb.Spec.PodTemplate.Metadata = pm
 
 		sb.OwnerReferences = nil
 		if err := controllerutil.SetControllerReference(claim, sb, r.scheme); err != nil {
@@ -597,8 +612,7 @@ func (r *claimReconciler) createSandbox(ctx context.Context, claim *extv1beta1.S
 	sb.Spec.VolumeClaimTemplates = vcts
 
 	pt := &sb.Spec.PodTemplate
-	pt.Metadata.Labels = mergeMaps(pt.Metadata.Labels, map[string]string{sandboxapi.LabelClaimUID: string(claim.UID), sandboxapi.LabelSandboxTemplateRefHash: refHash})
-	if err := mergePodMetadata(&pt.Metadata, &claim.Spec.AdditionalPodMetadata); err != nil {
+	if pt.Metadata, err = claimPodMetadata(&tmpl.Spec.PodTemplate.Metadata, claim, refHash); err != nil {
 		return nil, err
 	}
 	if err := injectEnv(&pt.Spec, claim.Spec.Env, tmpl.Spec.EnvVarsInjectionPolicy); err != nil {
@@ -616,6 +630,47 @@ func (r *claimReconciler) createSandbox(ctx context.Context, claim *extv1beta1.S
 	}
 	log.FromContext(ctx).Info("cold-started sandbox for claim", "sandbox", sb.Name)
 	return sb, nil
+}
+
+// claimPodMetadata is the pod metadata of a claim's sandbox: base (normally
+// the template's), the claim's identity labels, and its additionalPodMetadata.
+func claimPodMetadata(base *agentsv1beta1.PodMetadata, claim *extv1beta1.SandboxClaim, refHash string) (agentsv1beta1.PodMetadata, error) {
+	pm := *base.DeepCopy()
+	pm.Labels = mergeMaps(pm.Labels, map[string]string{sandboxapi.LabelClaimUID: string(claim.UID), sandboxapi.LabelSandboxTemplateRefHash: refHash})
+	err := mergePodMetadata(&pm, &claim.Spec.AdditionalPodMetadata)
+	return pm, err
+}
+
+// syncBoundPodMetadata keeps a bound sandbox's pod metadata in line with the
+// claim as it is now, so that an edit of additionalPodMetadata (or of the
+// template's pod metadata) reaches the running pod, as upstream does.
+func (r *claimReconciler) syncBoundPodMetadata(ctx context.Context, claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox) error {
+	_, tmpl, err := r.poolAndTemplate(ctx, claim)
+	if err != nil {
+		// Without the template the wanted metadata is unknown. That only
+		// matters when the claim asks for metadata of its own.
+		if len(claim.Spec.AdditionalPodMetadata.Labels)+len(claim.Spec.AdditionalPodMetadata.Annotations) > 0 {
+			return fmt.Errorf("cannot apply additionalPodMetadata: %w", err)
+		}
+		return nil
+	}
+	refHash := sb.Labels[sandboxapi.LabelSandboxTemplateRefHash]
+	if refHash == "" {
+		refHash = sandboxapi.NameHash(tmpl.Name)
+	}
+	want, err := claimPodMetadata(&tmpl.Spec.PodTemplate.Metadata, claim, refHash)
+	if err != nil {
+		return err
+	}
+	if apiequality.Semantic.DeepEqual(want, sb.Spec.PodTemplate.Metadata) {
+		return nil
+	}
+	patch := client.MergeFrom(sb.DeepCopy())
+	sb.Spec.PodTemplate.Metadata = want
+	if err := r.client.Patch(ctx, sb, patch); err != nil {
+		return fmt.Errorf("updating the sandbox's pod metadata: %w", err)
+	}
+	return nil
 }
 
 // restrictedAnnotationDomains may not be set through additionalPodMetadata.

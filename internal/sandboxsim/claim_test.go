@@ -108,6 +108,14 @@ func TestClaim_AdoptsWarmSandbox(t *testing.T) {
 	})
 	t.Logf("TIMING pool back to 2 ready %.2fs after the adoption", time.Since(start).Seconds())
 
+	t.Run("additionalPodMetadata edits reach the pod", func(t *testing.T) {
+		e.update(t, claim, func() { claim.Spec.AdditionalPodMetadata.Labels["sandbox.users.io/user"] = "bob" })
+		eventually(t, shortWait, "pod relabelled", func() (bool, string) {
+			e.get(t, ns, name, pod)
+			return pod.Labels["sandbox.users.io/user"] == "bob", fmt.Sprintf("labels %v", pod.Labels)
+		})
+	})
+
 	t.Run("concurrent claims get distinct sandboxes", func(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, n := range []string{"c1", "c2"} {
@@ -214,11 +222,11 @@ func TestClaim_Lifecycle(t *testing.T) {
 	t.Run("shutdownTime with Retain deletes only the sandbox", func(t *testing.T) {
 		t.Parallel()
 		claim := newClaim(ns, "retain", "pool")
-		shutdown := time.Now().Add(8 * time.Second)
+		shutdown := time.Now().Add(8 * time.Second).Truncate(time.Second) // the API keeps whole seconds
 		claim.Spec.Lifecycle = &extv1beta1.Lifecycle{ShutdownTime: &metav1.Time{Time: shutdown}}
 		e.create(t, claim)
 		e.waitClaim(t, ns, "retain", readyTimeout, metav1.ConditionTrue, agentsv1beta1.ReasonDependenciesReady)
-		claim = e.waitClaim(t, ns, "retain", shortWait, metav1.ConditionFalse, extv1beta1.ReasonClaimExpired)
+		e.waitClaim(t, ns, "retain", shortWait, metav1.ConditionFalse, extv1beta1.ReasonClaimExpired)
 		t.Logf("claim expired %.2fs after shutdownTime", time.Since(shutdown).Seconds())
 		eventually(t, shortWait, "sandbox deleted", func() (bool, string) {
 			return e.gone(t, ns, "retain", &agentsv1beta1.Sandbox{}), "sandbox still there"

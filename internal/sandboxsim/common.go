@@ -1,18 +1,57 @@
 package sandboxsim
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
+
+// ignoreNamespaceTermination drops the errors a reconciler gets while its
+// namespace is being deleted: nothing can be created there any more, the
+// garbage collector removes what exists, and retrying only spams the log.
+func ignoreNamespaceTermination(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		res, err := r.Reconcile(ctx, req)
+		if err != nil && namespaceGone(err) {
+			return reconcile.Result{}, nil
+		}
+		return res, err
+	})
+}
+
+// namespaceGone reports whether err, or any error joined or wrapped in it,
+// says the namespace is terminating or no longer exists.
+func namespaceGone(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if namespaceGone(e) {
+				return true
+			}
+		}
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return true
+	}
+	d := status.Status().Details
+	return apierrors.IsNotFound(err) && d != nil && d.Kind == "namespaces"
+}
 
 // ownership classifies an object relative to a would-be controller.
 type ownership int

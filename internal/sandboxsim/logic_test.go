@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,7 +122,9 @@ func TestReadyCondition(t *testing.T) {
 		}
 		return s
 	}
-	withService := func(v bool) func(*agentsv1beta1.Sandbox) { return func(s *agentsv1beta1.Sandbox) { s.Spec.Service = ptr.To(v) } }
+	withService := func(v bool) func(*agentsv1beta1.Sandbox) {
+		return func(s *agentsv1beta1.Sandbox) { s.Spec.Service = ptr.To(v) }
+	}
 	for _, tc := range []struct {
 		name   string
 		sb     *agentsv1beta1.Sandbox
@@ -282,10 +285,14 @@ func TestMergeVolumeClaimTemplates(t *testing.T) {
 
 func TestQuietLoggerDropsInfo(t *testing.T) {
 	var buf bytes.Buffer
-	l := logr.New(errorsOnlySink{funcr.New(func(p, a string) { buf.WriteString(p + a + "\n") }, funcr.Options{}).GetSink()}).WithName("x").WithValues("k", "v")
+	var stopping atomic.Bool
+	sink := funcr.New(func(p, a string) { buf.WriteString(p + a + "\n") }, funcr.Options{}).GetSink()
+	l := logr.New(errorsOnlySink{LogSink: sink, stopping: &stopping}).WithName("x").WithValues("k", "v")
 	l.Info("hidden")
 	l.V(5).Info("hidden too")
 	l.Error(errors.New("boom"), "shown")
+	stopping.Store(true)
+	l.Error(errors.New("boom"), "hidden while stopping")
 	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
 		t.Errorf("quiet logger output %q", out)
 	}

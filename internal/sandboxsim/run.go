@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -81,7 +83,8 @@ type Options struct {
 	HealthProbeBindAddress string
 
 	// Logger receives the stand-in's logs. The zero value prints errors only, to
-	// stderr. Run installs it as controller-runtime's and klog's process-wide
+	// stderr, and stays silent once ctx is cancelled. The first Run in a
+	// process also installs it as controller-runtime's and klog's process-wide
 	// logger, because leader election and informers log through those globals.
 	Logger logr.Logger
 
@@ -125,9 +128,6 @@ func (o Options) withDefaults() Options {
 	if o.MetricsBindAddress == "" {
 		o.MetricsBindAddress = "0" // controller-runtime's spelling of "disabled"
 	}
-	if o.Logger.GetSink() == nil {
-		o.Logger = quietLogger()
-	}
 	if o.ClusterDomain == "" {
 		o.ClusterDomain = DefaultClusterDomain
 	}
@@ -161,9 +161,18 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return errors.New("sandboxsim: nil rest.Config")
 	}
 	o := opts.withDefaults()
+	if o.Logger.GetSink() == nil {
+		// Shutdown makes informers and leader election report errors that
+		// mean nothing; the quiet default drops errors once ctx is done.
+		var stopping atomic.Bool
+		context.AfterFunc(ctx, func() { stopping.Store(true) })
+		o.Logger = quietLogger(&stopping)
+	}
 	logger := o.Logger.WithName("sandboxsim")
-	ctrllog.SetLogger(logger)
-	klog.SetLogger(logger.WithName("klog"))
+	setGlobalLoggers.Do(func() {
+		ctrllog.SetLogger(logger)
+		klog.SetLogger(logger.WithName("klog"))
+	})
 
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = userAgent
@@ -182,7 +191,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 
 	if err := waitForCRDs(ctx, cfg, logger); err != nil {
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // cancelled while waiting: a normal stop
 		}
 		return err
 	}
@@ -191,7 +200,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		err := runManager(ctx, cfg, scheme, o, logger)
 		if ctx.Err() != nil {
 			logger.Info("stopped")
-			return nil
+			return nil //nolint:nilerr // whatever the manager said, a cancelled context is a normal stop
 		}
 		var se setupError
 		if errors.As(err, &se) {
@@ -205,6 +214,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 	}
 }
+
+// setGlobalLoggers installs the first Run's logger as controller-runtime's and
+// klog's process-wide logger (leader election and some informer paths log
+// only there). Later instances in the same process, such as a test's second
+// instance, keep their own logger for everything else.
+var setGlobalLoggers sync.Once
 
 // setupError marks failures that happen before the manager starts; retrying
 // them would fail the same way.
@@ -349,24 +364,36 @@ func containsAll(have []metav1.APIResource, want []string) bool {
 	return true
 }
 
-// quietLogger prints errors only: the stand-in runs inside test processes whose
-// output should stay readable, but a reconcile error is worth seeing.
-func quietLogger() logr.Logger {
+// quietLogger prints errors only, and none once stopping is set: the stand-in
+// runs inside test processes whose output should stay readable, but a
+// reconcile error while it runs is worth seeing.
+func quietLogger(stopping *atomic.Bool) logr.Logger {
 	base := funcr.New(func(prefix, args string) {
 		fmt.Fprintln(os.Stderr, prefix, args)
 	}, funcr.Options{})
-	return logr.New(errorsOnlySink{base.GetSink()})
+	return logr.New(errorsOnlySink{LogSink: base.GetSink(), stopping: stopping})
 }
 
-// errorsOnlySink drops Info lines at every verbosity and passes errors through.
-type errorsOnlySink struct{ logr.LogSink }
+// errorsOnlySink drops Info lines at every verbosity and passes errors through
+// until stopping is set.
+type errorsOnlySink struct {
+	logr.LogSink
+	stopping *atomic.Bool
+}
 
 func (errorsOnlySink) Enabled(int) bool { return false }
 
+func (s errorsOnlySink) Error(err error, msg string, kv ...any) {
+	if s.stopping != nil && s.stopping.Load() {
+		return
+	}
+	s.LogSink.Error(err, msg, kv...)
+}
+
 func (s errorsOnlySink) WithValues(kv ...any) logr.LogSink {
-	return errorsOnlySink{s.LogSink.WithValues(kv...)}
+	return errorsOnlySink{LogSink: s.LogSink.WithValues(kv...), stopping: s.stopping}
 }
 
 func (s errorsOnlySink) WithName(name string) logr.LogSink {
-	return errorsOnlySink{s.LogSink.WithName(name)}
+	return errorsOnlySink{LogSink: s.LogSink.WithName(name), stopping: s.stopping}
 }

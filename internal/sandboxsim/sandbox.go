@@ -43,7 +43,7 @@ func (r *sandboxReconciler) setup(mgr ctrl.Manager, workers int) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(ignoreNamespaceTermination(r))
 }
 
 // errMultiplePods is the one pod-mapping error that gets its own Ready reason.

@@ -253,8 +253,14 @@ func TestSandbox_VolumeClaimTemplates(t *testing.T) {
 
 	pod := &corev1.Pod{}
 	eventually(t, shortWait, "pod created", func() (bool, string) { return e.get(t, ns, "disk", pod), "no pod" })
-	if len(pod.Spec.Volumes) != 1 || pod.Spec.Volumes[0].PersistentVolumeClaim == nil || pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "workspace-disk" {
-		t.Errorf("pod volumes = %+v, want only workspace -> PVC workspace-disk", pod.Spec.Volumes)
+	var workspace []corev1.Volume
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "workspace" {
+			workspace = append(workspace, v)
+		}
+	}
+	if len(workspace) != 1 || workspace[0].PersistentVolumeClaim == nil || workspace[0].PersistentVolumeClaim.ClaimName != "workspace-disk" {
+		t.Errorf("pod volumes named workspace = %+v, want one, on PVC workspace-disk", workspace)
 	}
 
 	// No storage provisioner runs here, so the claim stays unbound and the pod
@@ -300,7 +306,8 @@ func TestSandbox_ShutdownTime(t *testing.T) {
 			name := "expiring-" + strings.ToLower(string(policy))
 			sb := newSandbox(ns, name)
 			sb.Spec.Service = ptr.To(true)
-			shutdown := time.Now().Add(5 * time.Second)
+			// The API keeps whole seconds, so measure from what it stores.
+			shutdown := time.Now().Add(5 * time.Second).Truncate(time.Second)
 			sb.Spec.ShutdownTime = &metav1.Time{Time: shutdown}
 			sb.Spec.ShutdownPolicy = ptr.To(policy)
 			e.create(t, sb)

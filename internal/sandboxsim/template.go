@@ -31,7 +31,7 @@ func (r *templateReconciler) setup(mgr ctrl.Manager) error {
 		Named("sandboxsim-sandboxtemplate").
 		For(&extv1beta1.SandboxTemplate{}).
 		Owns(&networkingv1.NetworkPolicy{}).
-		Complete(r)
+		Complete(ignoreNamespaceTermination(r))
 }
 
 func (r *templateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

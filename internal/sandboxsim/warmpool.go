@@ -32,12 +32,18 @@ const (
 func setupIndexes(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &extv1beta1.SandboxWarmPool{}, indexPoolTemplateRef, func(o client.Object) []string {
-		return []string{o.(*extv1beta1.SandboxWarmPool).Spec.TemplateRef.Name}
+		if p, ok := o.(*extv1beta1.SandboxWarmPool); ok {
+			return []string{p.Spec.TemplateRef.Name}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
 	return mgr.GetFieldIndexer().IndexField(ctx, &extv1beta1.SandboxClaim{}, indexClaimWarmPool, func(o client.Object) []string {
-		return []string{o.(*extv1beta1.SandboxClaim).Spec.WarmPoolRef.Name}
+		if c, ok := o.(*extv1beta1.SandboxClaim); ok {
+			return []string{c.Spec.WarmPoolRef.Name}
+		}
+		return nil
 	})
 }
 
@@ -62,7 +68,7 @@ func (r *warmPoolReconciler) setup(mgr ctrl.Manager) error {
 		// sandbox adopted by a claim brings its former pool back to replenish.
 		Owns(&agentsv1beta1.Sandbox{}).
 		Watches(&extv1beta1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.poolsForTemplate)).
-		Complete(r)
+		Complete(ignoreNamespaceTermination(r))
 }
 
 func (r *warmPoolReconciler) poolsForTemplate(ctx context.Context, o client.Object) []reconcile.Request {
