@@ -157,13 +157,13 @@ func (h *harness) validate(pod any, extra ...map[string]any) []*tfprotov6.Diagno
 
 // plan validates pod and plans its creation; it fails the test on any error
 // and returns the planned pod_template (defaults applied).
-func (h *harness) plan(pod any) types.Object {
+func (h *harness) plan(pod any, extra ...map[string]any) types.Object {
 	h.t.Helper()
-	if errs := diagStrings(h.validate(pod), tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
+	if errs := diagStrings(h.validate(pod, extra...), tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
 		h.t.Fatalf("validation failed: %v", errs)
 	}
 	ctx := context.Background()
-	cfg := h.config(pod)
+	cfg := h.config(pod, extra...)
 	prior, err := tfprotov6.NewDynamicValue(h.typ, tftypes.NewValue(h.typ, nil))
 	if err != nil {
 		h.t.Fatal(err)

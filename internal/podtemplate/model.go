@@ -352,8 +352,9 @@ func decode[T any](ctx context.Context, o types.Object, diags *diag.Diagnostics)
 	if o.IsNull() || o.IsUnknown() {
 		return m, false
 	}
-	diags.Append(o.As(ctx, &m, basetypes.ObjectAsOptions{})...)
-	return m, !diags.HasError()
+	d := o.As(ctx, &m, basetypes.ObjectAsOptions{})
+	diags.Append(d...)
+	return m, !d.HasError()
 }
 
 // each decodes the known elements of a list of objects and calls fn with

@@ -104,10 +104,6 @@ var containerOwned = map[string]owner{
 	}),
 }
 
-// typedVolumeSources are the volume sources a typed volume can hold; a live
-// volume with one of them is a typed volume, any other is an override's.
-var typedVolumeSources = []string{"emptyDir", "configMap", "secret", "persistentVolumeClaim"}
-
 // parseOverrides reads a JSON or YAML PodSpec fragment strictly (unknown
 // field names are errors, so a typo is not silently dropped) and returns it
 // normalised: the PodSpec's own JSON encoding, with null and empty values
@@ -369,7 +365,15 @@ func flattenOverrides(live corev1.PodSpec, prior string, priorKnown bool) (strin
 		return "", false, err
 	}
 	if !priorKnown {
-		res := residual(liveMap)
+		// Which volumes are typed is decided on the typed spec: an empty
+		// source (emptyDir: {}) vanishes from the pruned JSON tree.
+		typedVolumes := map[string]bool{}
+		for _, v := range live.Volumes {
+			if v.EmptyDir != nil || v.ConfigMap != nil || v.Secret != nil || v.PersistentVolumeClaim != nil {
+				typedVolumes[v.Name] = true
+			}
+		}
+		res := residual(liveMap, typedVolumes)
 		if len(res) == 0 {
 			return "", false, nil
 		}
@@ -456,9 +460,9 @@ func named(l []any) bool {
 }
 
 // residual removes from a live spec every field the typed schema expresses.
-// A container keeps its name when anything else is left; a volume with a
-// typed source goes entirely (the typed schema holds it).
-func residual(live map[string]any) map[string]any {
+// A container keeps its name when anything else is left; a typed volume
+// (named in typedVolumes) goes entirely: the typed schema holds it.
+func residual(live map[string]any, typedVolumes map[string]bool) map[string]any {
 	out := map[string]any{}
 	for k, v := range live {
 		if _, keyed := keyedLists[k]; keyed {
@@ -469,7 +473,7 @@ func residual(live map[string]any) map[string]any {
 					continue
 				}
 				if k == "volumes" {
-					if !hasAny(m, typedVolumeSources) {
+					if n, _ := m["name"].(string); !typedVolumes[n] {
 						entries = append(entries, m)
 					}
 					continue
@@ -515,15 +519,6 @@ func without(m map[string]any, owned map[string]owner) map[string]any {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
-}
-
-func hasAny(m map[string]any, keys []string) bool {
-	for _, k := range keys {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
 }
 
 // canonicalJSON is the compact JSON of v with sorted keys (encoding/json
