@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/cluster"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/controller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/networkpolicy"
 )
 
@@ -82,6 +83,7 @@ func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.Confi
 func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		networkpolicy.NewResource,
+		controller.NewResource,
 	}
 }
 

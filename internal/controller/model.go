@@ -1,0 +1,273 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+// controllerModel is the resource's Terraform data.
+type controllerModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Version               types.String   `tfsdk:"version"`
+	ReleaseBaseURL        types.String   `tfsdk:"release_base_url"`
+	ManifestURL           types.String   `tfsdk:"manifest_url"`
+	Manifest              types.String   `tfsdk:"manifest"`
+	ManifestSHA256        types.String   `tfsdk:"manifest_sha256"`
+	Extensions            types.Bool     `tfsdk:"extensions"`
+	ImageRegistry         types.String   `tfsdk:"image_registry"`
+	Controller            types.Object   `tfsdk:"controller"`
+	KeepCRDsOnDestroy     types.Bool     `tfsdk:"keep_crds_on_destroy"`
+	Wait                  types.Bool     `tfsdk:"wait"`
+	Namespace             types.String   `tfsdk:"namespace"`
+	AppliedManifestSHA256 types.String   `tfsdk:"applied_manifest_sha256"`
+	Inventory             types.List     `tfsdk:"inventory"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+// controllerSettingsModel is the `controller` attribute.
+type controllerSettingsModel struct {
+	Args         types.List   `tfsdk:"args"`
+	Replicas     types.Int64  `tfsdk:"replicas"`
+	Resources    types.Object `tfsdk:"resources"`
+	NodeSelector types.Map    `tfsdk:"node_selector"`
+	Tolerations  types.List   `tfsdk:"tolerations"`
+}
+
+type resourcesModel struct {
+	Requests types.Map `tfsdk:"requests"`
+	Limits   types.Map `tfsdk:"limits"`
+}
+
+type tolerationModel struct {
+	Key               types.String `tfsdk:"key"`
+	Operator          types.String `tfsdk:"operator"`
+	Value             types.String `tfsdk:"value"`
+	Effect            types.String `tfsdk:"effect"`
+	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
+}
+
+type inventoryModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Kind       types.String `tfsdk:"kind"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Name       types.String `tfsdk:"name"`
+	Digest     types.String `tfsdk:"digest"`
+	Drift      types.String `tfsdk:"drift"`
+}
+
+var (
+	inventoryAttrTypes = map[string]attr.Type{
+		"api_version": types.StringType,
+		"kind":        types.StringType,
+		"namespace":   types.StringType,
+		"name":        types.StringType,
+		"digest":      types.StringType,
+		"drift":       types.StringType,
+	}
+	inventoryElemType = types.ObjectType{AttrTypes: inventoryAttrTypes}
+)
+
+// inputsKnown says whether every attribute that decides the objects is
+// known, i.e. whether the manifest can be fetched and expanded now.
+func (m *controllerModel) inputsKnown() bool {
+	for _, v := range []attr.Value{m.Version, m.ReleaseBaseURL, m.ManifestURL, m.Manifest, m.ManifestSHA256,
+		m.Extensions, m.ImageRegistry} {
+		if v.IsUnknown() {
+			return false
+		}
+	}
+	return fullyKnown(m.Controller)
+}
+
+// inputsEqual says whether a and b describe the same objects: when they do
+// and nothing drifted, an update has nothing to apply.
+func inputsEqual(a, b *controllerModel) bool {
+	return a.Version.Equal(b.Version) && a.ReleaseBaseURL.Equal(b.ReleaseBaseURL) &&
+		a.ManifestURL.Equal(b.ManifestURL) && a.Manifest.Equal(b.Manifest) &&
+		a.ManifestSHA256.Equal(b.ManifestSHA256) && orTrue(a.Extensions) == orTrue(b.Extensions) &&
+		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller)
+}
+
+// orTrue reads a boolean whose default is true (extensions, wait,
+// keep_crds_on_destroy): null or unknown means true.
+func orTrue(v types.Bool) bool {
+	if v.IsNull() || v.IsUnknown() {
+		return true
+	}
+	return v.ValueBool()
+}
+
+// fullyKnown reports whether v and everything inside it is known.
+func fullyKnown(v attr.Value) bool {
+	if v == nil || v.IsNull() {
+		return true
+	}
+	if v.IsUnknown() {
+		return false
+	}
+	switch x := v.(type) {
+	case types.Object:
+		for _, e := range x.Attributes() {
+			if !fullyKnown(e) {
+				return false
+			}
+		}
+	case types.List:
+		for _, e := range x.Elements() {
+			if !fullyKnown(e) {
+				return false
+			}
+		}
+	case types.Map:
+		for _, e := range x.Elements() {
+			if !fullyKnown(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// source resolves which manifest the configuration asks for.
+func (m *controllerModel) source() sourceSpec {
+	switch {
+	case !m.Manifest.IsNull():
+		return sourceSpec{Inline: m.Manifest.ValueString(), Attr: "manifest"}
+	case !m.ManifestURL.IsNull():
+		return sourceSpec{URLs: []string{m.ManifestURL.ValueString()}, Attr: "manifest_url"}
+	default:
+		return sourceSpec{
+			URLs: releaseURLs(m.ReleaseBaseURL.ValueString(), m.Version.ValueString(), orTrue(m.Extensions)),
+			Attr: "version",
+		}
+	}
+}
+
+// settings expands the `controller` attribute; ok is false when it is unset.
+func (m *controllerModel) settings(ctx context.Context) (controllerSettings, bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var s controllerSettings
+	if m.Controller.IsNull() || m.Controller.IsUnknown() {
+		return s, false, diags
+	}
+	var cm controllerSettingsModel
+	diags.Append(m.Controller.As(ctx, &cm, objectAsOptions)...)
+	if diags.HasError() {
+		return s, false, diags
+	}
+	if !cm.Args.IsNull() {
+		diags.Append(cm.Args.ElementsAs(ctx, &s.Args, false)...)
+	}
+	if !cm.Replicas.IsNull() {
+		r := cm.Replicas.ValueInt64()
+		s.Replicas = &r
+	}
+	if !cm.Resources.IsNull() {
+		var rm resourcesModel
+		diags.Append(cm.Resources.As(ctx, &rm, objectAsOptions)...)
+		s.HasResources = true
+		if !rm.Requests.IsNull() {
+			diags.Append(rm.Requests.ElementsAs(ctx, &s.Requests, false)...)
+		}
+		if !rm.Limits.IsNull() {
+			diags.Append(rm.Limits.ElementsAs(ctx, &s.Limits, false)...)
+		}
+	}
+	if !cm.NodeSelector.IsNull() {
+		s.HasSelector = true
+		diags.Append(cm.NodeSelector.ElementsAs(ctx, &s.NodeSelector, false)...)
+	}
+	if !cm.Tolerations.IsNull() {
+		s.HasTolerations = true
+		var tols []tolerationModel
+		diags.Append(cm.Tolerations.ElementsAs(ctx, &tols, false)...)
+		for _, t := range tols {
+			s.Tolerations = append(s.Tolerations, expandToleration(t))
+		}
+	}
+	return s, true, diags
+}
+
+// expandToleration writes only the fields that are set, as the API server
+// would store them, so that nothing set here is later "changed" by the
+// server dropping an empty string.
+func expandToleration(t tolerationModel) map[string]any {
+	out := map[string]any{}
+	if v := t.Key.ValueString(); v != "" {
+		out["key"] = v
+	}
+	if v := t.Operator.ValueString(); v != "" {
+		out["operator"] = v
+	}
+	if v := t.Value.ValueString(); v != "" {
+		out["value"] = v
+	}
+	if v := t.Effect.ValueString(); v != "" {
+		out["effect"] = v
+	}
+	if !t.TolerationSeconds.IsNull() {
+		out["tolerationSeconds"] = t.TolerationSeconds.ValueInt64()
+	}
+	return out
+}
+
+// inventory reads the state's inventory list.
+func (m *controllerModel) inventory(ctx context.Context) ([]inventoryEntry, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if m.Inventory.IsNull() || m.Inventory.IsUnknown() {
+		return nil, diags
+	}
+	var items []inventoryModel
+	diags.Append(m.Inventory.ElementsAs(ctx, &items, false)...)
+	out := make([]inventoryEntry, 0, len(items))
+	for _, it := range items {
+		out = append(out, inventoryEntry{
+			APIVersion: it.APIVersion.ValueString(), Kind: it.Kind.ValueString(),
+			Namespace: it.Namespace.ValueString(), Name: it.Name.ValueString(),
+			Digest: it.Digest.ValueString(), Drift: it.Drift.ValueString(),
+		})
+	}
+	return out, diags
+}
+
+// inventoryValue builds the inventory list. Entries with an empty digest
+// get an unknown one: planned, to be known after apply.
+func inventoryValue(entries []inventoryEntry) (types.List, diag.Diagnostics) {
+	elems := make([]attr.Value, 0, len(entries))
+	var diags diag.Diagnostics
+	for _, e := range entries {
+		digest := types.StringValue(e.Digest)
+		if e.Digest == "" {
+			digest = types.StringUnknown()
+		}
+		obj, d := types.ObjectValue(inventoryAttrTypes, map[string]attr.Value{
+			"api_version": types.StringValue(e.APIVersion),
+			"kind":        types.StringValue(e.Kind),
+			"namespace":   types.StringValue(e.Namespace),
+			"name":        types.StringValue(e.Name),
+			"digest":      digest,
+			"drift":       types.StringValue(e.Drift),
+		})
+		diags.Append(d...)
+		elems = append(elems, obj)
+	}
+	list, d := types.ListValue(inventoryElemType, elems)
+	diags.Append(d...)
+	return list, diags
+}
+
+// importID is the resource's ID: namespace/version.
+func importID(namespace, version string) string { return namespace + "/" + version }
+
+// attrPath is the attribute a source problem is reported on.
+func (s sourceSpec) attrPath() path.Path { return path.Root(s.Attr) }
+
+// objectAsOptions reads nested objects strictly: every attribute is in the
+// schema, so a mismatch is a bug worth an error.
+var objectAsOptions = basetypes.ObjectAsOptions{}

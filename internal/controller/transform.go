@@ -1,0 +1,232 @@
+package controller
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ControllerDeploymentName is the name upstream gives the controller
+// Deployment in every release; the `controller` settings apply to it.
+const ControllerDeploymentName = "agent-sandbox-controller"
+
+// podSpecPaths says where each workload kind keeps its pod spec.
+var podSpecPaths = map[string][]string{
+	"Deployment.apps":  {"spec", "template", "spec"},
+	"StatefulSet.apps": {"spec", "template", "spec"},
+	"DaemonSet.apps":   {"spec", "template", "spec"},
+	"ReplicaSet.apps":  {"spec", "template", "spec"},
+	"Job.batch":        {"spec", "template", "spec"},
+	"CronJob.batch":    {"spec", "jobTemplate", "spec", "template", "spec"},
+	"Pod":              {"spec"},
+}
+
+var containerLists = []string{"initContainers", "containers", "ephemeralContainers"}
+
+// rewriteImages points every container image of every workload at
+// registry (see rewriteImage). It returns how many images it changed.
+func rewriteImages(objs []object, registry string) (int, error) {
+	n := 0
+	for _, o := range objs {
+		path, ok := podSpecPaths[o.GroupVersionKind().GroupKind().String()]
+		if !ok {
+			continue
+		}
+		spec, found, err := unstructured.NestedMap(o.Object, path...)
+		if err != nil {
+			return n, fmt.Errorf("%s: %s: pod spec: %w", o.where(), keyOf(o.Unstructured), err)
+		}
+		if !found {
+			continue
+		}
+		for _, list := range containerLists {
+			containers, _, _ := unstructured.NestedSlice(spec, list)
+			for i, c := range containers {
+				m, ok := c.(map[string]any)
+				if !ok {
+					continue
+				}
+				image, _ := m["image"].(string)
+				if image == "" {
+					continue
+				}
+				m["image"] = rewriteImage(image, registry)
+				containers[i] = m
+				n++
+			}
+			if containers != nil {
+				if err := unstructured.SetNestedSlice(spec, containers, list); err != nil {
+					return n, err
+				}
+			}
+		}
+		if err := unstructured.SetNestedMap(o.Object, spec, path...); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// rewriteImage replaces the registry of an image reference, keeping its
+// repository path and its tag or digest:
+//
+//	registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7
+//	  with mirror.example.com/k8s → mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7
+//
+// The first path component is the registry when it looks like a host (has
+// a dot or a port, or is localhost), as Docker and containerd decide. An
+// image without one lives on Docker Hub, whose one-component names are
+// under library/: busybox:1.36 → mirror.example.com/k8s/library/busybox:1.36,
+// the path pull-through mirrors of Docker Hub use.
+func rewriteImage(image, registry string) string {
+	registry = strings.TrimRight(registry, "/")
+	first, rest, hasSlash := strings.Cut(image, "/")
+	if hasSlash && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return registry + "/" + rest
+	}
+	if !hasSlash {
+		return registry + "/library/" + image
+	}
+	return registry + "/" + image
+}
+
+// imageRegistryRE accepts host[:port][/path...] as image references spell
+// registries: a lower-case host name or IP, an optional port, and optional
+// lower-case repository path components. No scheme, no tag.
+var imageRegistryRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$`)
+
+// controllerSettings are the `controller` attribute's values, expanded.
+type controllerSettings struct {
+	Args           []string
+	Replicas       *int64
+	Requests       map[string]string
+	Limits         map[string]string
+	HasResources   bool
+	NodeSelector   map[string]string
+	HasSelector    bool
+	Tolerations    []map[string]any
+	HasTolerations bool
+}
+
+// applyControllerSettings changes the controller Deployment (named
+// ControllerDeploymentName) as the `controller` attribute says: extra args
+// (an arg naming a flag the bundle already sets replaces it), replicas,
+// the container's resources, node selector and tolerations. The container
+// is the one named like the Deployment, else the first.
+func applyControllerSettings(objs []object, s controllerSettings) error {
+	var dep *object
+	for i := range objs {
+		if objs[i].GetKind() == "Deployment" && objs[i].GroupVersionKind().Group == "apps" && objs[i].GetName() == ControllerDeploymentName {
+			dep = &objs[i]
+			break
+		}
+	}
+	if dep == nil {
+		return fmt.Errorf("the manifest has no Deployment named %q, which the `controller` settings change", ControllerDeploymentName)
+	}
+	if s.Replicas != nil {
+		if err := unstructured.SetNestedField(dep.Object, *s.Replicas, "spec", "replicas"); err != nil {
+			return err
+		}
+	}
+	podSpec, _, err := unstructured.NestedMap(dep.Object, "spec", "template", "spec")
+	if err != nil || podSpec == nil {
+		return fmt.Errorf("%s: Deployment %q has no pod template spec", dep.where(), dep.GetName())
+	}
+	containers, _, _ := unstructured.NestedSlice(podSpec, "containers")
+	idx := -1
+	for i, c := range containers {
+		if m, ok := c.(map[string]any); ok && m["name"] == ControllerDeploymentName {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 && len(containers) > 0 {
+		idx = 0
+	}
+	if idx < 0 {
+		return fmt.Errorf("%s: Deployment %q has no containers", dep.where(), dep.GetName())
+	}
+	c, _ := containers[idx].(map[string]any)
+	if len(s.Args) > 0 {
+		existing, _, _ := unstructured.NestedStringSlice(c, "args")
+		c["args"] = toAnySlice(mergeArgs(existing, s.Args))
+	}
+	if s.HasResources {
+		res := map[string]any{}
+		if len(s.Requests) > 0 {
+			res["requests"] = toAnyMap(s.Requests)
+		}
+		if len(s.Limits) > 0 {
+			res["limits"] = toAnyMap(s.Limits)
+		}
+		c["resources"] = res
+	}
+	containers[idx] = c
+	podSpec["containers"] = containers
+	if s.HasSelector {
+		podSpec["nodeSelector"] = toAnyMap(s.NodeSelector)
+	}
+	if s.HasTolerations {
+		list := make([]any, 0, len(s.Tolerations))
+		for _, t := range s.Tolerations {
+			list = append(list, t)
+		}
+		podSpec["tolerations"] = list
+	}
+	return unstructured.SetNestedMap(dep.Object, podSpec, "spec", "template", "spec")
+}
+
+// mergeArgs appends extra to base, except that an extra arg naming a flag
+// base already sets (--flag or --flag=value) replaces that arg in place, so
+// `--leader-elect=false` overrides the bundle's `--leader-elect=true`
+// instead of adding a second, conflicting flag.
+func mergeArgs(base, extra []string) []string {
+	out := append([]string(nil), base...)
+	for _, e := range extra {
+		name := flagName(e)
+		replaced := false
+		if name != "" {
+			for i, b := range out {
+				if flagName(b) == name {
+					out[i] = e
+					replaced = true
+					break
+				}
+			}
+		}
+		if !replaced {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// flagName returns "leader-elect" for "--leader-elect=true", "-leader-elect"
+// or "--leader-elect", and "" for a positional argument.
+func flagName(arg string) string {
+	if !strings.HasPrefix(arg, "-") {
+		return ""
+	}
+	name := strings.TrimLeft(arg, "-")
+	name, _, _ = strings.Cut(name, "=")
+	return name
+}
+
+func toAnySlice(in []string) []any {
+	out := make([]any, len(in))
+	for i, s := range in {
+		out[i] = s
+	}
+	return out
+}
+
+func toAnyMap(in map[string]string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
