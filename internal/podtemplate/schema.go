@@ -87,7 +87,7 @@ func podAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "RuntimeClass of the pod. Defaults to `" + DefaultRuntimeClassName + "`, which runs " +
 				"the sandbox in gVisor's user-space kernel. `\"\"` runs it with the node's default runtime: untrusted " +
 				"code then shares the host kernel, and the plan warns about it (as it does for any other RuntimeClass).",
-			Validators: []validator.String{stringvalidator.Any(stringvalidator.OneOf(""), validate.DNSSubdomainName())},
+			Validators: []validator.String{runtimeClassName},
 		},
 		"automount_service_account_token": schema.BoolAttribute{
 			Optional: true,
@@ -173,10 +173,7 @@ func containerAttributes() map[string]schema.Attribute {
 		"image": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Container image reference, e.g. `python:3.12-slim` or `us-docker.pkg.dev/p/r/img@sha256:...`.",
-			Validators: []validator.String{
-				stringvalidator.LengthAtLeast(1),
-				stringvalidator.RegexMatches(noSpace, "must not contain whitespace"),
-			},
+			Validators:          []validator.String{stringvalidator.RegexMatches(noSpace, "must be non-empty, without whitespace")},
 		},
 		"image_pull_policy": schema.StringAttribute{
 			Optional:            true,
@@ -455,10 +452,7 @@ func probePortAttribute() schema.StringAttribute {
 		Required: true,
 		MarkdownDescription: "Port number (1-65535; a number in the configuration is fine) or the name of a " +
 			"container port, e.g. `http`.",
-		Validators: []validator.String{stringvalidator.Any(
-			stringvalidator.RegexMatches(portNumber, "must be a port number from 1 to 65535"),
-			validate.PortName(),
-		)},
+		Validators: []validator.String{probePort},
 	}
 }
 

@@ -324,7 +324,8 @@ func (v *checker) isSidecar(name string) bool {
 // resources requires CPU and memory limits and requests within them.
 func (v *checker) resources(o types.Object, p path.Path) {
 	m, ok := decode[ResourcesModel](v.ctx, o, v.diags)
-	if !ok || m.Limits.IsUnknown() {
+	// A null limits is reported by the framework (a required attribute).
+	if !ok || m.Limits.IsUnknown() || m.Limits.IsNull() {
 		return
 	}
 	limits := quantities(m.Limits)

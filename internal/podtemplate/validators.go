@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Formats checked by attribute validators. They mirror the API server's
@@ -23,6 +24,25 @@ var (
 	octalMode  = regexp.MustCompile(`^0?[0-7]{3}$`)
 	capability = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 )
+
+// probePort accepts a port number or a port name. (stringvalidator.Any
+// would report the failure of both alternatives; one message is clearer.)
+var probePort = stringFunc{
+	summary: "Invalid port",
+	desc:    "must be a port number from 1 to 65535 or the name of a container port (an IANA service name such as http)",
+	ok: func(s string) bool {
+		return portNumber.MatchString(s) || len(k8svalidation.IsValidPortName(s)) == 0
+	},
+}
+
+// runtimeClassName accepts "" (no RuntimeClass) or a RuntimeClass name.
+var runtimeClassName = stringFunc{
+	summary: "Invalid RuntimeClass name",
+	desc:    "must be \"\" (the node's default runtime) or a RuntimeClass name (a lower-case RFC 1123 subdomain)",
+	ok: func(s string) bool {
+		return s == "" || len(k8svalidation.IsDNS1123Subdomain(s)) == 0
+	},
+}
 
 // relPath is a validator, not a regexp: Go's regexp cannot express "no '..'
 // path element".
@@ -44,6 +64,23 @@ func (v relPathValidator) ValidateString(ctx context.Context, req validator.Stri
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid path",
 			fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.Description(ctx)))
 	}
+}
+
+// stringFunc is a one-message string validator.
+type stringFunc struct {
+	summary, desc string
+	ok            func(string) bool
+}
+
+func (v stringFunc) Description(context.Context) string { return v.desc }
+
+func (v stringFunc) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringFunc) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || v.ok(req.ConfigValue.ValueString()) {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.desc))
 }
 
 func isRelPath(s string) bool {
