@@ -13,6 +13,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/cluster"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/controller"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeres"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/networkpolicy"
 )
 
@@ -84,11 +85,14 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 	return []func() resource.Resource{
 		networkpolicy.NewResource,
 		controller.NewResource,
+		gkeres.NewNodePoolResource,
+		gkeres.NewAddonResource,
 	}
 }
 
 func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		cluster.NewDataSource,
+		gkeres.NewClusterDataSource,
 	}
 }
