@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -591,4 +592,19 @@ resource "agentsandbox_network_policy" "test" {
 			},
 		},
 	))
+}
+
+// TestAccNetworkPolicy_examplePlans plans the documentation's example
+// against the provider, so the registry page never shows a configuration
+// the schema or its validation refuses.
+func TestAccNetworkPolicy_examplePlans(t *testing.T) {
+	example, err := os.ReadFile("../../examples/resources/agentsandbox_network_policy/resource.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, testCase(t, resource.TestStep{
+		Config:             config(string(example)),
+		PlanOnly:           true,
+		ExpectNonEmptyPlan: true,
+	}))
 }
