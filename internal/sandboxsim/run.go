@@ -151,11 +151,15 @@ func (o Options) withDefaults() Options {
 // cluster without a controller for the rest of a test run.
 //
 // Deviations from upstream v0.5.x, all deliberate: no metrics, tracing or
-// Events; no write-behind batching; no in-memory warm-sandbox queue (claims pick
-// adoption candidates with a direct API list); no v1alpha1 conversion webhook;
-// no migration of legacy labels; no readiness grace period or unschedulable hold
-// for warm pools; claim env injection and volume-claim-template merging cover the
-// documented policies but not every validation message.
+// Events; no write-behind batching; no in-memory warm-sandbox queue (claims and
+// pools list pool members straight from the API server instead of tracking
+// expectations); no v1alpha1 conversion webhook; no migration of legacy labels
+// and no created-by label normalisation; no readiness grace period or
+// unschedulable hold for warm pools; a pool member is stale when its blueprint
+// hash label differs (upstream also compares specs); a terminating pod never
+// counts as Ready; the template's NetworkPolicy is written by server-side
+// apply; claim env injection and volume-claim-template merging follow the
+// documented policies but not every upstream message.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if cfg == nil {
 		return errors.New("sandboxsim: nil rest.Config")
