@@ -107,41 +107,63 @@ var containerOwned = map[string]owner{
 // parseOverrides reads a JSON or YAML PodSpec fragment strictly (unknown
 // field names are errors, so a typo is not silently dropped) and returns it
 // normalised: the PodSpec's own JSON encoding, with null and empty values
-// removed. An empty document is an empty map.
+// removed. An empty document is an empty map. Checks and comparisons use
+// this form, so only settings that mean something count.
 func parseOverrides(s string) (map[string]any, error) {
-	if strings.TrimSpace(s) == "" {
-		return map[string]any{}, nil
-	}
-	raw, err := yaml.YAMLToJSON([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("not valid JSON or YAML: %v", err)
-	}
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return map[string]any{}, nil
-	}
-	var top any
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, fmt.Errorf("not valid JSON or YAML: %v", err)
-	}
-	if _, ok := top.(map[string]any); !ok {
-		return nil, fmt.Errorf("must be an object of PodSpec fields, not %s", jsonKind(top))
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var spec corev1.PodSpec
-	if err := dec.Decode(&spec); err != nil {
-		return nil, fmt.Errorf("not a valid PodSpec fragment: %v", err)
-	}
-	m, err := toMap(spec)
+	_, spec, err := decodeOverrides(s)
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return toMap(spec)
+}
+
+// decodeOverrides returns the override as written (its JSON tree, which the
+// merge uses: an empty object such as emptyDir: {} means something there)
+// and as a PodSpec.
+func decodeOverrides(s string) (map[string]any, corev1.PodSpec, error) {
+	var spec corev1.PodSpec
+	if strings.TrimSpace(s) == "" {
+		return map[string]any{}, spec, nil
+	}
+	raw, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		return nil, spec, fmt.Errorf("not valid JSON or YAML: %v", err)
+	}
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return map[string]any{}, spec, nil
+	}
+	var top any
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, spec, fmt.Errorf("not valid JSON or YAML: %v", err)
+	}
+	m, ok := top.(map[string]any)
+	if !ok {
+		return nil, spec, fmt.Errorf("must be an object of PodSpec fields, not %s", jsonKind(top))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return nil, spec, fmt.Errorf("not a valid PodSpec fragment: %v", err)
+	}
+	return m, spec, nil
 }
 
 // toMap is the JSON tree of a PodSpec with null and empty values removed, so
-// two specs that mean the same compare equal.
+// two specs that mean the same compare equal. (It also drops meaningful
+// empty objects such as emptyDir: {}; use rawMap where those matter.)
 func toMap(spec corev1.PodSpec) (map[string]any, error) {
+	m, err := rawMap(spec)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := prune(m).(map[string]any); ok {
+		return p, nil
+	}
+	return map[string]any{}, nil
+}
+
+// rawMap is the JSON tree of a PodSpec as encoding/json writes it.
+func rawMap(spec corev1.PodSpec) (map[string]any, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -150,10 +172,7 @@ func toMap(spec corev1.PodSpec) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	if p, ok := prune(m).(map[string]any); ok {
-		return p, nil
-	}
-	return map[string]any{}, nil
+	return m, nil
 }
 
 // prune removes nulls, empty maps and empty lists, recursively; it returns
@@ -267,18 +286,23 @@ func ownedConflicts(m map[string]any, owned map[string]owner, at, attrPrefix str
 // every typed field, plus the override's fields the schema does not own.
 // Containers are merged by name; volumes of the override are appended.
 func mergeOverrides(typed corev1.PodSpec, s string) (corev1.PodSpec, error) {
-	ov, err := parseOverrides(s)
+	raw, spec, err := decodeOverrides(s)
+	if err != nil {
+		return corev1.PodSpec{}, err
+	}
+	ov, err := toMap(spec)
 	if err != nil {
 		return corev1.PodSpec{}, err
 	}
 	if problems := checkOverrides(ov, typed); len(problems) > 0 {
 		return corev1.PodSpec{}, fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
-	top, err := toMap(typed)
+	// Both sides unpruned: an empty object (emptyDir: {}) is a setting.
+	top, err := rawMap(typed)
 	if err != nil {
 		return corev1.PodSpec{}, err
 	}
-	merged := mergeMaps(ov, top)
+	merged := mergeMaps(raw, top)
 	b, err := json.Marshal(merged)
 	if err != nil {
 		return corev1.PodSpec{}, err
