@@ -238,7 +238,7 @@ func build(ctx context.Context, plan resourceModel) (*unstructured.Unstructured,
 		return nil, diags
 	}
 	obj := Kind.New()
-	diags.Append(plan.Metadata.Expand(ctx, obj)...)
+	diags.Append(plan.Expand(ctx, obj)...)
 	spec, err := specContent(p.spec())
 	if err != nil {
 		diags.AddError("Cannot render the network policy", err.Error())
