@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -381,8 +382,7 @@ func with(tree map[string]any, p string, v any) map[string]any {
 			}
 			cur = c[s]
 		case []any:
-			var idx int
-			fmt.Sscan(s, &idx)
+			idx, _ := strconv.Atoi(s)
 			if last {
 				c[idx] = v
 				return out

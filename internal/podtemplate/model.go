@@ -301,7 +301,11 @@ func Null() types.Object { return types.ObjectNull(podType().AttrTypes) }
 // podType is computed from the schema once, so model, schema and the values
 // Flatten builds can never disagree about a type.
 var podType = sync.OnceValue(func() types.ObjectType {
-	return Attribute().GetType().(types.ObjectType)
+	t, ok := Attribute().GetType().(types.ObjectType)
+	if !ok {
+		panic("podtemplate: pod_template is not an object")
+	}
+	return t
 })
 
 // typeAt walks from the pod_template type through attribute names; a list
@@ -330,7 +334,11 @@ func objType(names ...string) types.ObjectType {
 	if l, ok := t.(types.ListType); ok {
 		t = l.ElemType
 	}
-	return t.(types.ObjectType)
+	o, ok := t.(types.ObjectType)
+	if !ok {
+		panic(fmt.Sprintf("podtemplate: %v is not an object", names))
+	}
+	return o
 }
 
 // Frequently used object types.

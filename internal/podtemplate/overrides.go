@@ -20,13 +20,17 @@ import (
 // (what an import cannot express in typed attributes).
 
 // owner describes a JSON field the typed schema covers: either wholly, by the
-// attribute named in attr, or partly, by the sub-fields in children.
+// attribute named in attr, or partly, by the sub-fields in children; or a
+// field the override may not set at all (refused, with the reason).
 type owner struct {
 	attr     string
 	children map[string]owner
+	refused  string
 }
 
 func whole(attr string) owner { return owner{attr: attr} }
+
+func refused(reason string) owner { return owner{refused: reason} }
 
 func partly(children map[string]owner) owner { return owner{children: children} }
 
@@ -55,7 +59,7 @@ var podOwned = map[string]owner{
 	"imagePullSecrets":              whole("image_pull_secrets"),
 	"priorityClassName":             whole("priority_class_name"),
 	"terminationGracePeriodSeconds": whole("termination_grace_period_seconds"),
-	"ephemeralContainers":           whole("containers"),
+	"ephemeralContainers":           refused("ephemeral containers cannot be set when a pod is created, and would escape the required limits and the hardened security context"),
 	"affinity": partly(map[string]owner{
 		"nodeAffinity": partly(map[string]owner{
 			"requiredDuringSchedulingIgnoredDuringExecution": whole("affinity.node_affinity.required"),
@@ -127,14 +131,14 @@ func decodeOverrides(s string) (map[string]any, corev1.PodSpec, error) {
 	}
 	raw, err := yaml.YAMLToJSON([]byte(s))
 	if err != nil {
-		return nil, spec, fmt.Errorf("not valid JSON or YAML: %v", err)
+		return nil, spec, fmt.Errorf("not valid JSON or YAML: %w", err)
 	}
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return map[string]any{}, spec, nil
 	}
 	var top any
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, spec, fmt.Errorf("not valid JSON or YAML: %v", err)
+		return nil, spec, fmt.Errorf("not valid JSON or YAML: %w", err)
 	}
 	m, ok := top.(map[string]any)
 	if !ok {
@@ -143,7 +147,7 @@ func decodeOverrides(s string) (map[string]any, corev1.PodSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return nil, spec, fmt.Errorf("not a valid PodSpec fragment: %v", err)
+		return nil, spec, fmt.Errorf("not a valid PodSpec fragment: %w", err)
 	}
 	return m, spec, nil
 }
@@ -270,6 +274,10 @@ func ownedConflicts(m map[string]any, owned map[string]owner, at, attrPrefix str
 		p := k
 		if at != "" {
 			p = at + "." + k
+		}
+		if o.refused != "" {
+			out = append(out, fmt.Sprintf("%s is not allowed: %s", p, o.refused))
+			continue
 		}
 		if o.children == nil {
 			out = append(out, fmt.Sprintf("%s is set by the attribute `%s%s`; set it there instead", p, attrPrefix, o.attr))
@@ -407,8 +415,8 @@ func flattenOverrides(live corev1.PodSpec, prior string, priorKnown bool) (strin
 	ov, err := parseOverrides(prior)
 	if err != nil {
 		// The prior was accepted by validation, so this should not happen;
-		// report the live projection rather than fail a refresh.
-		return prior, true, nil
+		// keep it rather than fail a refresh (the next plan validates it).
+		return prior, true, nil //nolint:nilerr // an unreadable prior is kept, not an error of the read
 	}
 	proj, _ := prune(project(liveMap, ov)).(map[string]any)
 	if proj == nil {
@@ -446,11 +454,11 @@ func project(live, shape any) any {
 		if named(s) && named(l) {
 			byName := map[string]any{}
 			for _, e := range l {
-				byName[e.(map[string]any)["name"].(string)] = e
+				byName[nameOf(e)] = e
 			}
 			var out []any
 			for _, e := range s {
-				if lv, ok := byName[e.(map[string]any)["name"].(string)]; ok {
+				if lv, ok := byName[nameOf(e)]; ok {
 					out = append(out, project(lv, e))
 				}
 			}
@@ -467,6 +475,13 @@ func project(live, shape any) any {
 	default:
 		return live
 	}
+}
+
+// nameOf is the "name" of a list entry, "" when it has none.
+func nameOf(e any) string {
+	m, _ := e.(map[string]any)
+	n, _ := m["name"].(string)
+	return n
 }
 
 // named reports whether every element is an object with a string name.
@@ -514,8 +529,8 @@ func residual(live map[string]any, typedVolumes map[string]bool) map[string]any 
 			}
 			continue
 		}
-		if p := prune(without(map[string]any{k: v}, podOwned)); p != nil {
-			for pk, pv := range p.(map[string]any) {
+		if p, ok := prune(without(map[string]any{k: v}, podOwned)).(map[string]any); ok {
+			for pk, pv := range p {
 				out[pk] = pv
 			}
 		}

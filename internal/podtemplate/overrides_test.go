@@ -22,7 +22,8 @@ func TestOverrideConflictsNameTheAttribute(t *testing.T) {
 		`{"initContainers": [{"name": "main", "restartPolicy": "Always"}]}`:        {`initContainers[name="main"]`, "not declared in `init_containers`"},
 		`{"containers": [{"name": "main", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}`: {
 			`containers[name="main"].securityContext.capabilities`, "`containers[*].security_context.capabilities`"},
-		`{"containers": [{"image": "x"}]}`: {"containers[0] has no name"},
+		`{"containers": [{"image": "x"}]}`:                           {"containers[0] has no name"},
+		`{"ephemeralContainers": [{"name": "debug", "image": "x"}]}`: {"ephemeralContainers is not allowed"},
 	} {
 		t.Run(override, func(t *testing.T) {
 			ds := h.validate(set("pod_spec_overrides", override))

@@ -81,6 +81,7 @@ func roundTripCases() map[string]map[string]any {
 		"loosened":         loosened,
 		"other runtime":    otherRuntime,
 		"override only":    with(minimalPod(), "pod_spec_overrides", "hostname: agent\nsubdomain: sandboxes\n"),
+		"empty override":   with(minimalPod(), "pod_spec_overrides", ""),
 		"override is json": with(minimalPod(), "pod_spec_overrides", `{"containers":[{"name":"main","envFrom":[{"configMapRef":{"name":"env"}}]}]}`),
 	}
 }

@@ -354,11 +354,11 @@ func volumeMountAttributes() map[string]schema.Attribute {
 }
 
 func probeAttribute(desc string) schema.SingleNestedAttribute {
-	seconds := func(d string, min int64) schema.Int64Attribute {
+	seconds := func(d string, minimum int64) schema.Int64Attribute {
 		return schema.Int64Attribute{
 			Optional:            true,
 			MarkdownDescription: d,
-			Validators:          []validator.Int64{int64validator.AtLeast(min)},
+			Validators:          []validator.Int64{int64validator.AtLeast(minimum)},
 		}
 	}
 	return schema.SingleNestedAttribute{

@@ -1,10 +1,12 @@
 package podtemplate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
@@ -104,5 +106,16 @@ func TestHardenedValuesDoNotWarn(t *testing.T) {
 	)
 	if ds := h.validate(pod); len(ds) > 0 {
 		t.Errorf("diagnostics: %v %v", diagStrings(ds, tfprotov6.DiagnosticSeverityError), diagStrings(ds, tfprotov6.DiagnosticSeverityWarning))
+	}
+}
+
+// TestPlannedDefaultsDoNotWarn: Validate may also be given the plan (from
+// ModifyPlan), where the defaults are filled in; they are the hardened
+// values and must not warn.
+func TestPlannedDefaultsDoNotWarn(t *testing.T) {
+	h := newHarness(t)
+	planned := h.plan(with(minimalPod(), "init_containers", []any{container("setup")}))
+	if ds := Validate(context.Background(), path.Root("pod_template"), planned, Options{}); len(ds) > 0 {
+		t.Errorf("diagnostics on the planned defaults: %v", ds)
 	}
 }
