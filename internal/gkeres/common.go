@@ -88,7 +88,7 @@ type stringCheck struct {
 	check func(string) string
 }
 
-func (v stringCheck) Description(context.Context) string         { return v.desc }
+func (v stringCheck) Description(context.Context) string           { return v.desc }
 func (v stringCheck) MarkdownDescription(c context.Context) string { return v.Description(c) }
 
 func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
