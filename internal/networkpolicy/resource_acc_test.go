@@ -557,9 +557,11 @@ resource "agentsandbox_network_policy" "test" {
 	))
 }
 
-// TestAccNetworkPolicy_refreshCost measures what a no-change refresh costs:
-// one GET per policy, nothing else (no discovery, no OpenAPI, no LIST).
-func TestAccNetworkPolicy_refreshCost(t *testing.T) {
+// TestAccNetworkPolicy_requestCost measures what the provider sends to the
+// API server for n policies. A no-change refresh must cost exactly one GET
+// per policy and nothing else (no discovery, no OpenAPI, no LIST); the
+// other operations are logged as measurements.
+func TestAccNetworkPolicy_requestCost(t *testing.T) {
 	const n = 10
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("cost")
@@ -573,26 +575,51 @@ resource "agentsandbox_network_policy" "test" {
 }
 `, name, ns, n))
 	var t0 time.Time
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	start := func() {
+		kube.ResetRequestCounts()
+		t0 = time.Now()
+	}
+	report := func(what string) {
+		t.Logf("%s of %d policies: %d requests in %s: %v", what, n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
+	}
+	tc := testCase(t,
 		resource.TestStep{
-			PreConfig: func() {
-				kube.ResetRequestCounts()
-				t0 = time.Now()
+			PreConfig: start,
+			Config:    cfg,
+			Check: func(*terraform.State) error {
+				report("create (plan + apply)")
+				return nil
 			},
+			ConfigPlanChecks: emptyPlanAfterApply,
+		},
+		resource.TestStep{
+			PreConfig:    start,
 			RefreshState: true,
 			Check: func(*terraform.State) error {
-				counts := kube.RequestCounts()
-				t.Logf("refresh of %d policies: %d requests in %s: %v", n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), counts)
-				get := counts["GET /apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies/{name}"]
+				report("no-change refresh")
+				get := kube.RequestCounts()["GET /apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies/{name}"]
 				if get != n || kube.RequestCount() != n {
-					return fmt.Errorf("refresh of %d policies sent %d requests (%d GETs of a policy), want exactly one GET each: %v",
-						n, kube.RequestCount(), get, counts)
+					return fmt.Errorf("refresh of %d policies sent %d requests (%d GETs of a policy), want exactly one GET each",
+						n, kube.RequestCount(), get)
 				}
 				return nil
 			},
 		},
-	))
+		resource.TestStep{PreConfig: start, Config: cfg, PlanOnly: true},
+		resource.TestStep{
+			PreConfig: func() {
+				report("no-change plan (terraform-plugin-testing runs refresh + plan)")
+				start()
+			},
+			RefreshState: true,
+		},
+	)
+	checkDestroy := tc.CheckDestroy
+	tc.CheckDestroy = func(s *terraform.State) error {
+		report("destroy (refresh + delete, waiting until gone)")
+		return checkDestroy(s)
+	}
+	resource.Test(t, tc)
 }
 
 // TestAccNetworkPolicy_examplePlans plans the documentation's example
