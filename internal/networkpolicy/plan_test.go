@@ -327,3 +327,27 @@ func TestPlanRendersWithoutACluster(t *testing.T) {
 		t.Errorf("rendered = %v, want unknown", attrs["rendered"])
 	}
 }
+
+// TestPlanWarnsAboutTheControllersPolicyName: naming the policy like the
+// one the controller manages for the same template is legal but fights
+// with the controller, so the plan says so.
+func TestPlanWarnsAboutTheControllersPolicyName(t *testing.T) {
+	s := newServer(t)
+	cfg := s.dynamic(t, base(map[string]any{"name": "python-network-policy"}))
+	prior, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: networkpolicy.ResourceType, PriorState: &prior, ProposedNewState: cfg, Config: cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		if d.Severity == tfprotov6.DiagnosticSeverityWarning && attributePath(d.Attribute) == "name" && strings.Contains(d.Detail, "Unmanaged") {
+			return
+		}
+	}
+	t.Fatalf("no warning at name: %v", resp.Diagnostics)
+}
