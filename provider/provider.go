@@ -94,5 +94,6 @@ func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.
 	return []func() datasource.DataSource{
 		cluster.NewDataSource,
 		gkeres.NewClusterDataSource,
+		networkpolicy.NewDataSource,
 	}
 }

@@ -319,15 +319,16 @@ resource "agentsandbox_network_policy" "test" {
 
 // createTemplate makes a SandboxTemplate, so that import can name the
 // template a policy selects (the label holds only a hash of the name).
-func createTemplate(t *testing.T, ns, name string) {
+// management is its networkPolicyManagement: with Managed, the controller
+// adds a policy of its own.
+func createTemplate(t *testing.T, ns, name, management string) {
 	t.Helper()
 	tmpl := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": extv1beta1.GroupVersion.String(),
 		"kind":       extv1beta1.SandboxTemplateKind,
 		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{
-			// Unmanaged: the controller must not add a policy of its own.
-			"networkPolicyManagement": "Unmanaged",
+			"networkPolicyManagement": management,
 			"podTemplate": map[string]any{"spec": map[string]any{
 				"containers": []any{map[string]any{"name": "python", "image": "registry.example/python:1"}},
 			}},
@@ -340,7 +341,7 @@ func createTemplate(t *testing.T, ns, name string) {
 
 func TestAccNetworkPolicy_import(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python")
+	createTemplate(t, ns, "python", "Unmanaged")
 	name := acctest.RandomName("import")
 	cfg := config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
