@@ -50,9 +50,12 @@ func prepare(ctx context.Context, m *controllerModel) (*bundle, diag.Diagnostics
 	for _, f := range files {
 		objs, err := parseManifest(f)
 		if err != nil {
-			diags.AddAttributeError(src.attrPath(), "Invalid agent-sandbox manifest",
-				err.Error()+"\n\nNothing was applied. Check that the source serves the release's YAML (not an HTML error "+
-					"page or a login redirect) and that the file is complete.")
+			hint := "Nothing was applied. Check that the source serves the release's YAML (not an HTML error page or " +
+				"a login redirect) and that the file is complete."
+			if len(src.URLs) == 0 {
+				hint = "Nothing was applied. Fix the manifest at the place named above."
+			}
+			diags.AddAttributeError(src.attrPath(), "Invalid agent-sandbox manifest", err.Error()+"\n\n"+hint)
 			return nil, diags
 		}
 		parsed = append(parsed, objs)

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,7 +96,7 @@ func parseManifest(f manifestFile) ([]object, error) {
 		// between two values.
 		j, err := yaml.YAMLToJSONStrict(d.data)
 		if err != nil {
-			return nil, fail("not valid YAML: %v", err)
+			return nil, fail("not valid YAML: %s", absoluteYAMLLines(err.Error(), d.start))
 		}
 		var probe any
 		if err := json.Unmarshal(j, &probe); err != nil {
@@ -191,7 +193,9 @@ func mergeFiles(files [][]object) []object {
 
 type rawDocument struct {
 	data []byte
-	line int
+	// start is the line the document's text starts on (after the `---`),
+	// line the first line with content (skipping comments and blanks).
+	start, line int
 }
 
 // splitDocuments splits a YAML stream at `---` lines, remembering where
@@ -207,7 +211,7 @@ func splitDocuments(data []byte) []rawDocument {
 		lineNo++
 		line := sc.Text()
 		if isSeparator(line) {
-			docs = append(docs, rawDocument{data: bytes.Clone(cur.Bytes()), line: start})
+			docs = append(docs, rawDocument{data: bytes.Clone(cur.Bytes()), start: start, line: start})
 			cur.Reset()
 			start = lineNo + 1
 			continue
@@ -215,7 +219,7 @@ func splitDocuments(data []byte) []rawDocument {
 		cur.WriteString(line)
 		cur.WriteByte('\n')
 	}
-	docs = append(docs, rawDocument{data: cur.Bytes(), line: start})
+	docs = append(docs, rawDocument{data: cur.Bytes(), start: start, line: start})
 	// A stream starting with `---` has no document before it.
 	if len(docs) > 1 && isBlankDocument(docs[0].data) && docs[0].line == 1 && startsWithSeparator(data) {
 		docs = docs[1:]
@@ -225,6 +229,24 @@ func splitDocuments(data []byte) []rawDocument {
 		docs[i].line += leadingSkippable(docs[i].data)
 	}
 	return docs
+}
+
+// yamlLineRE finds the document-relative line numbers in YAML errors.
+var yamlLineRE = regexp.MustCompile(`\bline (\d+)`)
+
+// absoluteYAMLLines rewrites "yaml: line 4: ..." (counted within the
+// document) into the line of the whole file, which is what an editor
+// shows.
+func absoluteYAMLLines(msg string, start int) string {
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return yamlLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("line %d", start+n-1)
+	})
 }
 
 func isSeparator(line string) bool {
