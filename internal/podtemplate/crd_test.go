@@ -3,6 +3,7 @@ package podtemplate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -40,12 +41,20 @@ var admissions sync.Map // CRD name -> *crdAdmission
 
 func admissionFor(t *testing.T, crdName string) *crdAdmission {
 	t.Helper()
+	a, err := loadAdmission(crdName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func loadAdmission(crdName string) (*crdAdmission, error) {
 	if a, ok := admissions.Load(crdName); ok {
-		return a.(*crdAdmission)
+		return a.(*crdAdmission), nil
 	}
 	all, err := crds.V1beta1()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var crd *apiextensionsv1.CustomResourceDefinition
 	for _, c := range all {
@@ -54,24 +63,24 @@ func admissionFor(t *testing.T, crdName string) *crdAdmission {
 		}
 	}
 	if crd == nil {
-		t.Fatalf("no CRD %s", crdName)
+		return nil, fmt.Errorf("no CRD %s", crdName)
 	}
 	var props apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(
 		crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &props, nil); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s, err := structuralschema.NewStructural(&props)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	v, _, err := apiservervalidation.NewSchemaValidator(&props)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	a := &crdAdmission{structural: s, validator: v, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
 	admissions.Store(crdName, a)
-	return a
+	return a, nil
 }
 
 // admit returns the object as stored and read back, and every problem the
@@ -130,25 +139,40 @@ func sandboxWith(pt agentsv1beta1.PodTemplate) *agentsv1beta1.Sandbox {
 // fails the test.
 func serverRoundTrip(t *testing.T, pt agentsv1beta1.PodTemplate) agentsv1beta1.PodTemplate {
 	t.Helper()
-	stored, problems := admissionFor(t, "sandboxes.agents.x-k8s.io").admit(toUnstructured(t, sandboxWith(pt)))
-	if len(problems) > 0 {
-		t.Fatalf("the API server would refuse the Sandbox: %v", problems)
-	}
-	return readBack(t, stored)
-}
-
-// readBack decodes a stored Sandbox the way a client does.
-func readBack(t *testing.T, stored map[string]any) agentsv1beta1.PodTemplate {
-	t.Helper()
-	b, err := json.Marshal(stored)
+	live, err := storeSandbox(pt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return live
+}
+
+// storeSandbox is serverRoundTrip without a *testing.T, for the test
+// resource of the end-to-end test.
+func storeSandbox(pt agentsv1beta1.PodTemplate) (agentsv1beta1.PodTemplate, error) {
+	a, err := loadAdmission("sandboxes.agents.x-k8s.io")
+	if err != nil {
+		return pt, err
+	}
+	b, err := json.Marshal(sandboxWith(pt))
+	if err != nil {
+		return pt, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return pt, err
+	}
+	stored, problems := a.admit(obj)
+	if len(problems) > 0 {
+		return pt, fmt.Errorf("the API server would refuse the Sandbox: %v", problems)
+	}
+	if b, err = json.Marshal(stored); err != nil {
+		return pt, err
+	}
 	var sb agentsv1beta1.Sandbox
 	if err := json.Unmarshal(b, &sb); err != nil {
-		t.Fatal(err)
+		return pt, err
 	}
-	return sb.Spec.PodTemplate
+	return sb.Spec.PodTemplate, nil
 }
 
 // TestExpandPassesCRDValidation: a pod template using every typed attribute

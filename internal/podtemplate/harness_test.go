@@ -39,7 +39,10 @@ func (testProvider) Schema(context.Context, provider.SchemaRequest, *provider.Sc
 func (testProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
 }
 func (testProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{func() resource.Resource { return testResource{} }}
+	return []func() resource.Resource{
+		func() resource.Resource { return testResource{} },
+		func() resource.Resource { return e2eResource{} },
+	}
 }
 func (testProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
 
