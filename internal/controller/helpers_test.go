@@ -9,8 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
-	"math/big"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -358,8 +358,11 @@ func checkDeploymentAvailable() func(*terraform.State) error {
 			return err
 		}
 		ready, reason, err := kube.ObjectReady(dep)
-		if err != nil || !ready {
-			return fmt.Errorf("%s is not available after apply: %s %v", controllerDeployment, reason, err)
+		if err != nil {
+			return fmt.Errorf("%s failed: %w", controllerDeployment, err)
+		}
+		if !ready {
+			return fmt.Errorf("%s is not available after apply: %s", controllerDeployment, reason)
 		}
 		return nil
 	}

@@ -27,10 +27,12 @@ import (
 // namespace and the cluster's agent-sandbox CRDs, which the harness
 // installed (v1beta1, equal to v1.0.7's) and other packages' tests use at
 // the same time. They therefore run one after another (no t.Parallel),
-// end every lifecycle on the v1.0.7 CRDs, only ever serve v1beta1 in the
-// storage version other packages use, and never delete those CRDs: the
-// CRD-removing destroy is tested on a CRD of its own (see
-// TestAccController_destroyRemovesCRDsWhenOptedIn).
+// only install releases whose v1beta1 schemas equal the harness's (v0.5.6
+// and v1.0.7; v0.5.1's warm pool schema lacks status.observedGeneration,
+// which would be pruned from other tests' objects meanwhile, so the
+// two-file layout is covered by unit tests), end every lifecycle on the
+// v1.0.7 CRDs, and never delete those CRDs: the CRD-removing destroy is
+// tested on a CRD of its own (TestAccController_destroyRemovesCRDsWhenOptedIn).
 
 // TestAccController_upgradeV05ToV10 is the upgrade users get hurt by:
 // v0.5 → v1.0 drops v1alpha1 and the conversion webhook.
@@ -129,10 +131,10 @@ func TestAccController_caBundleByAnotherManagerLeavesPlanEmpty(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: configRelease(rs.URL, "v0.5.1")},
+			{Config: configRelease(rs.URL, "v0.5.6")},
 			{
 				PreConfig: func() { actAsV05Controller(t) },
-				Config:    configRelease(rs.URL, "v0.5.1"),
+				Config:    configRelease(rs.URL, "v0.5.6"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
