@@ -17,42 +17,24 @@ import (
 // DNSSubdomainName accepts an object name such as a Sandbox's or a
 // ConfigMap's: lower-case RFC 1123 subdomain, at most 253 characters.
 func DNSSubdomainName() validator.String {
-	return stringFunc{desc: "must be a lower-case RFC 1123 subdomain (letters, digits, '-' and '.', at most 253 characters)", check: k8svalidation.IsDNS1123Subdomain}
+	return stringCheck{summary: "Invalid name", desc: "must be a lower-case RFC 1123 subdomain (letters, digits, '-' and '.', at most 253 characters)", check: k8svalidation.IsDNS1123Subdomain}
 }
 
 // DNSLabelName accepts a namespace, container or port name: lower-case RFC
 // 1123 label, at most 63 characters.
 func DNSLabelName() validator.String {
-	return stringFunc{desc: "must be a lower-case RFC 1123 label (letters, digits and '-', at most 63 characters)", check: k8svalidation.IsDNS1123Label}
+	return stringCheck{summary: "Invalid name", desc: "must be a lower-case RFC 1123 label (letters, digits and '-', at most 63 characters)", check: k8svalidation.IsDNS1123Label}
 }
 
 // LabelValue accepts a label value (also used for selector values).
 func LabelValue() validator.String {
-	return stringFunc{desc: "must be a valid label value (at most 63 characters, alphanumerics, '-', '_' or '.')", check: k8svalidation.IsValidLabelValue}
+	return stringCheck{summary: "Invalid label value", desc: "must be a valid label value (at most 63 characters, alphanumerics, '-', '_' or '.')", check: k8svalidation.IsValidLabelValue}
 }
 
 // QualifiedName accepts a label or annotation key: an optional DNS prefix
 // and a name, e.g. app.kubernetes.io/name.
 func QualifiedName() validator.String {
-	return stringFunc{desc: "must be a qualified name such as app or example.com/app", check: k8svalidation.IsQualifiedName}
-}
-
-type stringFunc struct {
-	desc  string
-	check func(string) []string
-}
-
-func (v stringFunc) Description(context.Context) string           { return v.desc }
-func (v stringFunc) MarkdownDescription(c context.Context) string { return v.Description(c) }
-
-func (v stringFunc) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if errs := v.check(req.ConfigValue.ValueString()); len(errs) > 0 {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid value",
-			fmt.Sprintf("%q %s: %s.", req.ConfigValue.ValueString(), v.desc, strings.Join(errs, "; ")))
-	}
+	return stringCheck{summary: "Invalid key", desc: "must be a qualified name such as app or example.com/app", check: k8svalidation.IsQualifiedName}
 }
 
 // Labels validates a map of labels: keys are qualified names, values label
