@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,7 +19,6 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
@@ -212,7 +212,7 @@ func TestCRDAdmissionCatchesProblems(t *testing.T) {
 	want := map[string]bool{"unknown field": false, "Duplicate value": false}
 	for _, p := range problems {
 		for w := range want {
-			if contains(p, w) {
+			if strings.Contains(p, w) {
 				want[w] = true
 			}
 		}
@@ -222,23 +222,6 @@ func TestCRDAdmissionCatchesProblems(t *testing.T) {
 			t.Errorf("admission did not report %q; got %v", w, problems)
 		}
 	}
-	// And the reserved-key facts hold for the CRD names we use.
-	if sandboxapi.ReservedPrefix == "" {
-		t.Fatal("no reserved prefix")
-	}
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 // fullPodExtra declares the volume claim template fullPod mounts.

@@ -58,8 +58,11 @@ type checker struct {
 
 	// podNonRoot is the pod's effective run_as_non_root; nil when unknown.
 	podNonRoot *bool
-	// overrides is the parsed pod_spec_overrides, when valid.
-	overrides map[string]any
+	// overrides is the parsed pod_spec_overrides, when valid;
+	// overridesUnknown is true when it is not known yet (it may then add
+	// volumes and make init containers sidecars).
+	overrides        map[string]any
+	overridesUnknown bool
 }
 
 func (v *checker) errorf(p path.Path, summary, format string, args ...any) {
@@ -76,6 +79,7 @@ func (v *checker) pod(m Model) {
 	v.runtimeAndToken(m, p)
 
 	// Overrides first: container checks (sidecar probes) look at them.
+	v.overridesUnknown = m.PodSpecOverrides.IsUnknown()
 	if known(m.PodSpecOverrides) && m.PodSpecOverrides.ValueString() != "" {
 		ov, err := parseOverrides(m.PodSpecOverrides.ValueString())
 		if err != nil {
@@ -94,7 +98,7 @@ func (v *checker) pod(m Model) {
 			volumeNames[n] = true
 		}
 	}
-	if !volumesKnown || v.opts.SkipVolumeMountCheck {
+	if !volumesKnown || v.opts.SkipVolumeMountCheck || v.overridesUnknown {
 		volumeNames = nil
 	}
 
@@ -291,7 +295,7 @@ func (v *checker) containers(l types.List, p path.Path, init bool, volumeNames, 
 		v.env(m.Env, cp.AtName("env"))
 		v.ports(m.Ports, cp.AtName("ports"))
 		v.mounts(m.VolumeMounts, cp.AtName("volume_mounts"), volumeNames)
-		sidecar := init && v.isSidecar(name)
+		sidecar := init && (v.overridesUnknown || v.isSidecar(name))
 		for _, pr := range []struct {
 			name string
 			o    types.Object

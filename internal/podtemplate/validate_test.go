@@ -236,6 +236,10 @@ func TestValidateSkipsUnknowns(t *testing.T) {
 			"containers.0.volume_mounts", []any{map[string]any{"name": "x", "mount_path": "/x"}})},
 		"claim templates": {pod: set("containers.0.volume_mounts", []any{map[string]any{"name": "x", "mount_path": "/x"}}),
 			extra: map[string]any{"claim_templates": unknown}},
+		"overrides that may add a volume": {pod: sets("pod_spec_overrides", unknown,
+			"containers.0.volume_mounts", []any{map[string]any{"name": "x", "mount_path": "/x"}})},
+		"overrides that may make a sidecar": {pod: sets("pod_spec_overrides", unknown,
+			"init_containers", []any{with(container("proxy"), "readiness_probe", map[string]any{"tcp_socket": map[string]any{"port": 80}})})},
 		"known part still checked": {pod: sets("containers.0.image", unknown, "containers.0.resources.limits", map[string]any{"cpu": "1"}),
 			want: []string{c0 + ".resources.limits"}},
 	} {
