@@ -317,7 +317,7 @@ func stepKinds(steps []updateStep) string {
 
 func TestPlanNodePoolUpdates(t *testing.T) {
 	state := planned()
-	state.Version = types.StringValue("1.35")
+	state.Version = types.StringValue("1.35.3-gke.1389000")
 	for _, tc := range []struct {
 		name string
 		edit func(*nodePoolModel)
@@ -346,6 +346,12 @@ func TestPlanNodePoolUpdates(t *testing.T) {
 			m.Version = types.StringValue("1.36")
 			m.UpgradeSettings = upgrade(3, 1)
 		}, "version; upgrade_settings"},
+		{"an alias the exact version already satisfies", func(m *nodePoolModel) {
+			m.Version = types.StringValue("1.35.3")
+		}, ""},
+		{"latest is always sent", func(m *nodePoolModel) {
+			m.Version = types.StringValue("latest")
+		}, "version"},
 		{"unknown computed values are not changes", func(m *nodePoolModel) {
 			m.MachineType = types.StringUnknown()
 			m.Status = types.StringUnknown()

@@ -804,7 +804,7 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 	if known(plan.NodeLocations) && !plan.NodeLocations.Equal(state.NodeLocations) {
 		upd("node_locations", &container.UpdateNodePoolRequest{Locations: expandStrings(ctx, plan.NodeLocations, &diags)})
 	}
-	if known(plan.Version) && !plan.Version.IsNull() && !plan.Version.Equal(state.Version) {
+	if known(plan.Version) && !plan.Version.IsNull() && !plan.Version.Equal(state.Version) && !alreadyAt(state.Version, plan.Version) {
 		upd("version", &container.UpdateNodePoolRequest{NodeVersion: plan.Version.ValueString()})
 	}
 	if known(plan.ImageType) && !plan.ImageType.Equal(state.ImageType) {
@@ -861,6 +861,16 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 			management: &container.SetNodePoolManagementRequest{Management: expandManagement(ctx, plan.Management, &diags)}})
 	}
 	return steps, diags
+}
+
+// alreadyAt reports whether a pool at the state's exact version already
+// satisfies a configured prefix (after an import, "1.35.3-gke.1389000" in
+// state and "1.35" in configuration): only the state changes, no upgrade
+// is sent. "latest" and "-" depend on GKE's current offer, so they are
+// always sent.
+func alreadyAt(state, plan types.String) bool {
+	want := plan.ValueString()
+	return want != "latest" && want != "-" && versionMatches(state.ValueString(), want)
 }
 
 // sameMap treats null and empty as the same set of labels.
