@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
 )
 
 // Expand builds the API pod template from a planned `pod_template` object
@@ -236,11 +237,12 @@ func (e expander) probe(o types.Object) *corev1.Probe {
 	return p
 }
 
-// portValue is a port number when the string is all digits and a port name
-// otherwise, as Kubernetes' int-or-string ports are.
+// portValue is a port number when the string is one and a port name
+// otherwise, as Kubernetes' int-or-string ports are (validate.Port has
+// checked it).
 func portValue(s string) intstr.IntOrString {
-	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-		return intstr.FromInt32(int32(n))
+	if n, _, err := validate.ParsePort(s); err == nil && n != 0 {
+		return intstr.FromInt32(n)
 	}
 	return intstr.FromString(s)
 }

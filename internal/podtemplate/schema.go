@@ -324,7 +324,7 @@ func portAttributes() map[string]schema.Attribute {
 			Computed:            true,
 			Default:             stringdefault.StaticString("TCP"),
 			MarkdownDescription: "`TCP` (default), `UDP` or `SCTP`.",
-			Validators:          []validator.String{stringvalidator.OneOf("TCP", "UDP", "SCTP")},
+			Validators:          []validator.String{validate.Protocol()},
 		},
 	}
 }
@@ -452,7 +452,7 @@ func probePortAttribute() schema.StringAttribute {
 		Required: true,
 		MarkdownDescription: "Port number (1-65535; a number in the configuration is fine) or the name of a " +
 			"container port, e.g. `http`.",
-		Validators: []validator.String{probePort},
+		Validators: []validator.String{validate.Port()},
 	}
 }
 

@@ -20,20 +20,9 @@ var (
 	absPath = regexp.MustCompile(`^/`)
 	// RFC 7230 token characters.
 	headerName = regexp.MustCompile("^[-A-Za-z0-9!#$%&'*+.^_|~`]+$")
-	portNumber = regexp.MustCompile(`^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$`)
 	octalMode  = regexp.MustCompile(`^0?[0-7]{3}$`)
 	capability = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 )
-
-// probePort accepts a port number or a port name. (stringvalidator.Any
-// would report the failure of both alternatives; one message is clearer.)
-var probePort = stringFunc{
-	summary: "Invalid port",
-	desc:    "must be a port number from 1 to 65535 or the name of a container port (an IANA service name such as http)",
-	ok: func(s string) bool {
-		return portNumber.MatchString(s) || len(k8svalidation.IsValidPortName(s)) == 0
-	},
-}
 
 // runtimeClassName accepts "" (no RuntimeClass) or a RuntimeClass name.
 var runtimeClassName = stringFunc{
