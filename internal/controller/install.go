@@ -382,14 +382,18 @@ func servesConversionWebhook(objs []object) bool {
 	return false
 }
 
+// firstV1 is the lowest version of the v1.0 line, pre-releases included.
+const firstV1 = "v1.0.0-0"
+
 // crossesV1 says whether applying version may leave v0.5's webhook objects
-// behind: it is v1.0 or later, and the previous version is older or
-// unknown (a first install into a cluster a v0.5 install may have used).
+// behind: it is v1.0 or later (a v1.0 pre-release counts), and the previous
+// version is older or unknown (a first install into a cluster a v0.5
+// install may have used, or an import).
 func crossesV1(prior, version string) bool {
-	if semver.Compare(version, "v1.0.0") < 0 {
+	if semver.Compare(version, firstV1) < 0 {
 		return false
 	}
-	return prior == "" || semver.Compare(prior, "v1.0.0") < 0
+	return prior == "" || semver.Compare(prior, firstV1) < 0
 }
 
 // webhookLeftovers are the objects of v0.5.x's conversion webhook that v1.0

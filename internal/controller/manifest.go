@@ -105,8 +105,12 @@ func parseManifest(f manifestFile) ([]object, error) {
 		if probe == nil {
 			continue // a document holding only `null` or `~`
 		}
-		if _, ok := probe.(map[string]any); !ok {
-			return nil, fail("expected a Kubernetes object (a mapping with apiVersion and kind), found %T", probe)
+		m, ok := probe.(map[string]any)
+		if !ok {
+			return nil, fail("expected a Kubernetes object (a mapping with apiVersion and kind), found %s", describeYAMLValue(probe))
+		}
+		if err := checkTypeMeta(m); err != nil {
+			return nil, fail("%v", err)
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(j); err != nil {
@@ -142,22 +146,51 @@ func parseManifest(f manifestFile) ([]object, error) {
 	return out, nil
 }
 
+// checkTypeMeta checks apiVersion and kind before decoding, so that a
+// missing one gets a plain message rather than the decoder's.
+func checkTypeMeta(m map[string]any) error {
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	switch {
+	case apiVersion == "":
+		return fmt.Errorf("apiVersion is missing")
+	case kind == "":
+		return fmt.Errorf("kind is missing")
+	}
+	if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
+		return fmt.Errorf("invalid apiVersion %q: %w", apiVersion, err)
+	}
+	return nil
+}
+
+// describeYAMLValue names the YAML type of a decoded value for messages.
+func describeYAMLValue(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
 // checkObject refuses objects the installer can not track, and clears the
 // namespace of kinds known to be cluster-scoped (kubectl ignores it too;
 // keeping it would address the object at a URL that does not exist).
 func checkObject(u *unstructured.Unstructured) error {
+	if err := checkTypeMeta(u.Object); err != nil {
+		return err // a List item
+	}
 	switch {
-	case u.GetAPIVersion() == "":
-		return fmt.Errorf("apiVersion is missing")
-	case u.GetKind() == "":
-		return fmt.Errorf("kind is missing")
 	case u.GetName() == "" && u.GetGenerateName() != "":
 		return fmt.Errorf("%s uses metadata.generateName, which can not be tracked across applies; give it a name", u.GetKind())
 	case u.GetName() == "":
 		return fmt.Errorf("%s has no metadata.name", u.GetKind())
-	}
-	if _, err := schema.ParseGroupVersion(u.GetAPIVersion()); err != nil {
-		return fmt.Errorf("invalid apiVersion %q: %w", u.GetAPIVersion(), err)
 	}
 	if m, ok := kube.WellKnownMapping(u.GroupVersionKind()); ok {
 		switch {

@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// controllerObjectType is the `controller` attribute's type, read from the
+// schema so tests build values of exactly that type.
+var controllerObjectType = func() types.ObjectType {
+	var resp resource.SchemaResponse
+	(&controllerResource{}).Schema(context.Background(), resource.SchemaRequest{}, &resp)
+	return resp.Schema.Attributes["controller"].GetType().(types.ObjectType)
+}()
+
+// controllerModelFor builds a model with the given string attributes set
+// and everything else null, as a configuration that sets only those.
+func controllerModelFor(attrs map[string]string) *controllerModel {
+	str := func(k string) types.String {
+		if v, ok := attrs[k]; ok {
+			return types.StringValue(v)
+		}
+		return types.StringNull()
+	}
+	return &controllerModel{
+		ID: types.StringNull(), Version: str("version"), ReleaseBaseURL: str("release_base_url"),
+		ManifestURL: str("manifest_url"), Manifest: str("manifest"), ManifestSHA256: str("manifest_sha256"),
+		Extensions: types.BoolNull(), ImageRegistry: str("image_registry"),
+		Controller: types.ObjectNull(controllerObjectType.AttrTypes), KeepCRDsOnDestroy: types.BoolNull(),
+		Wait: types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
+		Inventory: types.ListNull(inventoryElemType),
+	}
+}
+
+func TestInventoryRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	in := []inventoryEntry{
+		{APIVersion: "v1", Kind: "Namespace", Name: "n", Digest: "abc"},
+		{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "n", Name: "d", Drift: driftDeleted, Digest: "def"},
+		{APIVersion: "v1", Kind: "Service", Namespace: "n", Name: "s"}, // planned: digest unknown
+	}
+	list, diags := inventoryValue(in)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if fullyKnown(list) {
+		t.Error("an entry without a digest must make the list not fully known")
+	}
+	digest := list.Elements()[2].(types.Object).Attributes()["digest"]
+	if !digest.IsUnknown() {
+		t.Errorf("planned digest = %v, want unknown", digest)
+	}
+	m := &controllerModel{Inventory: list}
+	out, diags := m.inventory(ctx)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if len(out) != 3 || out[1] != in[1] || out[0] != in[0] || out[2].Digest != "" {
+		t.Errorf("round trip: %+v", out)
+	}
+}
+
+func TestInputsEqualAndKnown(t *testing.T) {
+	a := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	b := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	b.Extensions = types.BoolValue(true) // the default, spelled out
+	b.Wait = types.BoolValue(false)      // not an input
+	if !inputsEqual(a, b) {
+		t.Error("default extensions or wait made the inputs differ")
+	}
+	b.ImageRegistry = types.StringValue("mirror.example.com")
+	if inputsEqual(a, b) {
+		t.Error("image_registry is an input")
+	}
+	if !a.inputsKnown() {
+		t.Error("known inputs reported unknown")
+	}
+	a.ManifestSHA256 = types.StringUnknown()
+	if a.inputsKnown() {
+		t.Error("an unknown manifest_sha256 must make the inputs unknown")
+	}
+	a.ManifestSHA256 = types.StringNull()
+	a.Controller = types.ObjectValueMust(controllerObjectType.AttrTypes, map[string]attr.Value{
+		"args": types.ListUnknown(types.StringType), "replicas": types.Int64Null(),
+		"resources":     types.ObjectNull(controllerObjectType.AttrTypes["resources"].(types.ObjectType).AttrTypes),
+		"node_selector": types.MapNull(types.StringType),
+		"tolerations":   types.ListNull(controllerObjectType.AttrTypes["tolerations"].(types.ListType).ElemType),
+	})
+	if a.inputsKnown() {
+		t.Error("an unknown value inside controller must make the inputs unknown")
+	}
+}
+
+func TestSettingsExpand(t *testing.T) {
+	ctx := context.Background()
+	resType := controllerObjectType.AttrTypes["resources"].(types.ObjectType)
+	tolType := controllerObjectType.AttrTypes["tolerations"].(types.ListType).ElemType.(types.ObjectType)
+	m := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	m.Controller = types.ObjectValueMust(controllerObjectType.AttrTypes, map[string]attr.Value{
+		"args":     types.ListValueMust(types.StringType, []attr.Value{types.StringValue("--a=1")}),
+		"replicas": types.Int64Value(3),
+		"resources": types.ObjectValueMust(resType.AttrTypes, map[string]attr.Value{
+			"requests": types.MapValueMust(types.StringType, map[string]attr.Value{"cpu": types.StringValue("1")}),
+			"limits":   types.MapNull(types.StringType),
+		}),
+		"node_selector": types.MapValueMust(types.StringType, map[string]attr.Value{"pool": types.StringValue("sys")}),
+		"tolerations": types.ListValueMust(tolType, []attr.Value{types.ObjectValueMust(tolType.AttrTypes, map[string]attr.Value{
+			"key": types.StringNull(), "operator": types.StringValue("Exists"), "value": types.StringNull(),
+			"effect": types.StringValue("NoExecute"), "toleration_seconds": types.Int64Value(30),
+		})}),
+	})
+	s, set, diags := m.settings(ctx)
+	if diags.HasError() || !set {
+		t.Fatal(diags)
+	}
+	if len(s.Args) != 1 || *s.Replicas != 3 || s.Requests["cpu"] != "1" || s.Limits != nil || !s.HasResources ||
+		s.NodeSelector["pool"] != "sys" || !s.HasSelector || !s.HasTolerations {
+		t.Errorf("settings = %+v", s)
+	}
+	want := map[string]any{"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(30)}
+	if len(s.Tolerations) != 1 || len(s.Tolerations[0]) != len(want) {
+		t.Fatalf("tolerations = %v, want only the set fields %v", s.Tolerations, want)
+	}
+	for k, v := range want {
+		if s.Tolerations[0][k] != v {
+			t.Errorf("toleration %s = %v, want %v", k, s.Tolerations[0][k], v)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+)
+
+func TestRewriteImage(t *testing.T) {
+	const reg = "mirror.example.com/k8s"
+	cases := map[string]string{
+		"registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7": "mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7",
+		"registry.k8s.io/pause@sha256:0123":                             "mirror.example.com/k8s/pause@sha256:0123",
+		"localhost/img:1":                                               "mirror.example.com/k8s/img:1",
+		"localhost:5000/team/img":                                       "mirror.example.com/k8s/team/img",
+		"ghcr.io/org/img:tag":                                           "mirror.example.com/k8s/org/img:tag",
+		"busybox:1.36":                                                  "mirror.example.com/k8s/library/busybox:1.36",
+		"bitnami/kubectl:1.30":                                          "mirror.example.com/k8s/bitnami/kubectl:1.30",
+	}
+	for in, want := range cases {
+		if got := rewriteImage(in, reg); got != want {
+			t.Errorf("rewriteImage(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := rewriteImage("busybox", "mirror.example.com:5000/"); got != "mirror.example.com:5000/library/busybox" {
+		t.Errorf("trailing slash of the registry: %q", got)
+	}
+}
+
+func TestImageRegistryRE(t *testing.T) {
+	for _, ok := range []string{"mirror.example.com", "mirror.example.com:5000", "10.0.0.1:5000/k8s", "localhost", "reg.io/a/b-c/d_e"} {
+		if !imageRegistryRE.MatchString(ok) {
+			t.Errorf("%q refused", ok)
+		}
+	}
+	for _, bad := range []string{"https://mirror.example.com", "mirror.example.com/", "mirror.example.com/Upper", "reg.io:port", "reg.io/a:tag", "", "-reg.io"} {
+		if imageRegistryRE.MatchString(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func workload(kind, apiVersion string, podPath []string, containers map[string][]string) object {
+	spec := map[string]any{}
+	for list, images := range containers {
+		var cs []any
+		for i, img := range images {
+			cs = append(cs, map[string]any{"name": fmt.Sprintf("%s-%d", list, i), "image": img})
+		}
+		spec[list] = cs
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
+		"metadata": map[string]any{"name": strings.ToLower(kind), "namespace": "ns"}}}
+	_ = unstructured.SetNestedMap(u.Object, spec, podPath...)
+	return object{Unstructured: u, Source: "test", Doc: 1, Line: 1}
+}
+
+// TestRewriteImages_EveryContainerOfEveryWorkload: init, regular and
+// ephemeral containers, in every workload kind, and nothing else.
+func TestRewriteImages_EveryContainerOfEveryWorkload(t *testing.T) {
+	objs := []object{
+		workload("Deployment", "apps/v1", []string{"spec", "template", "spec"}, map[string][]string{
+			"initContainers": {"busybox"}, "containers": {"registry.k8s.io/a:1", "registry.k8s.io/b:2"},
+		}),
+		workload("CronJob", "batch/v1", []string{"spec", "jobTemplate", "spec", "template", "spec"}, map[string][]string{"containers": {"ghcr.io/x/y:1"}}),
+		workload("Pod", "v1", []string{"spec"}, map[string][]string{"ephemeralContainers": {"quay.io/debug:1"}}),
+		workload("DaemonSet", "apps/v1", []string{"spec", "template", "spec"}, map[string][]string{"containers": {"a.io/ds:1"}}),
+		workload("Widget", "example.com/v1", []string{"spec", "template", "spec"}, map[string][]string{"containers": {"untouched.io/w:1"}}),
+	}
+	n, err := rewriteImages(objs, "m.io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 6 {
+		t.Errorf("rewrote %d images, want 6", n)
+	}
+	var got []string
+	for _, o := range objs {
+		for _, p := range [][]string{{"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}, {"spec"}} {
+			for _, list := range containerLists {
+				cs, _, _ := unstructured.NestedSlice(o.Object, append(slices.Clone(p), list)...)
+				for _, c := range cs {
+					got = append(got, c.(map[string]any)["image"].(string))
+				}
+			}
+		}
+	}
+	want := []string{"m.io/library/busybox", "m.io/a:1", "m.io/b:2", "m.io/x/y:1", "m.io/debug:1", "m.io/ds:1", "untouched.io/w:1"}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("image %s not found in %v", w, got)
+		}
+	}
+}
+
+func bundleObjects(t *testing.T, version, asset string) []object {
+	t.Helper()
+	data, err := bundles.Read(version, asset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustParse(t, version+"/"+asset, string(data))
+}
+
+func controllerContainer(t *testing.T, objs []object) (map[string]any, map[string]any, *unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" && o.GetName() == ControllerDeploymentName {
+			podSpec, _, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+			return podSpec["containers"].([]any)[0].(map[string]any), podSpec, o.Unstructured
+		}
+	}
+	t.Fatal("no controller Deployment")
+	return nil, nil, nil
+}
+
+func TestApplyControllerSettings(t *testing.T) {
+	objs := bundleObjects(t, "v1.0.7", assetAll)
+	three := int64(3)
+	err := applyControllerSettings(objs, controllerSettings{
+		Args:         []string{"--leader-elect=false", "--kube-api-qps=50", "--extensions"},
+		Replicas:     &three,
+		Requests:     map[string]string{"cpu": "10m"},
+		HasResources: true,
+		NodeSelector: map[string]string{"pool": "system"}, HasSelector: true,
+		Tolerations:    []map[string]any{{"key": "k", "operator": "Exists"}},
+		HasTolerations: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, podSpec, dep := controllerContainer(t, objs)
+	if got := fmt.Sprint(c["args"]); got != "[--leader-elect=false --extensions --kube-api-qps=50]" {
+		t.Errorf("args = %s", got)
+	}
+	if got := fmt.Sprint(c["resources"]); got != "map[requests:map[cpu:10m]]" {
+		t.Errorf("resources = %s (limits not given must not stay)", got)
+	}
+	if r, _, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas"); r != 3 {
+		t.Errorf("replicas = %d", r)
+	}
+	if got := fmt.Sprint(podSpec["nodeSelector"], podSpec["tolerations"]); got != "map[pool:system] [map[key:k operator:Exists]]" {
+		t.Errorf("scheduling = %s", got)
+	}
+	if c["image"] != "registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7" {
+		t.Errorf("image changed: %v", c["image"])
+	}
+
+	// Unset settings keep the release's values.
+	objs = bundleObjects(t, "v1.0.7", assetAll)
+	if err := applyControllerSettings(objs, controllerSettings{}); err != nil {
+		t.Fatal(err)
+	}
+	c, podSpec, _ = controllerContainer(t, objs)
+	if fmt.Sprint(c["args"]) != "[--leader-elect=true --extensions]" || podSpec["nodeSelector"] != nil ||
+		fmt.Sprint(c["resources"]) != "map[limits:map[cpu:1 memory:512Mi] requests:map[cpu:100m memory:128Mi]]" {
+		t.Errorf("empty settings changed the Deployment: %v %v", c, podSpec["nodeSelector"])
+	}
+
+	if err := applyControllerSettings(objs[:3], controllerSettings{}); err == nil || !strings.Contains(err.Error(), `no Deployment named "agent-sandbox-controller"`) {
+		t.Errorf("manifest without the controller Deployment: %v", err)
+	}
+}
+
+func TestMergeArgs(t *testing.T) {
+	cases := []struct{ base, extra, want []string }{
+		{[]string{"--a=1", "--b"}, []string{"--c=3"}, []string{"--a=1", "--b", "--c=3"}},
+		{[]string{"--a=1", "--b"}, []string{"--a=2", "--b=false"}, []string{"--a=2", "--b=false"}},
+		{[]string{"-v=1"}, []string{"--v=4"}, []string{"--v=4"}},
+		{nil, []string{"--x", "pos"}, []string{"--x", "pos"}},
+	}
+	for _, c := range cases {
+		if got := mergeArgs(c.base, c.extra); !slices.Equal(got, c.want) {
+			t.Errorf("mergeArgs(%v, %v) = %v, want %v", c.base, c.extra, got, c.want)
+		}
+	}
+	if got := flagName("--leader-elect=true"); got != "leader-elect" {
+		t.Errorf("flagName = %q", got)
+	}
+}
+
+func TestControllerNamespace(t *testing.T) {
+	if ns := controllerNamespace(bundleObjects(t, "v1.0.7", assetAll)); ns != "agent-sandbox-system" {
+		t.Errorf("v1.0.7: %q", ns)
+	}
+	only := mustParse(t, "m", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+	if ns := controllerNamespace(only); ns != "team" {
+		t.Errorf("namespace only: %q", ns)
+	}
+}
