@@ -531,7 +531,9 @@ func TestFaultInjection(t *testing.T) {
 		t.Fatalf("latency fault: %v after %s", err, time.Since(start))
 	}
 	f.ClearFaults()
-	get()
+	if err := get(); err != nil {
+		t.Fatal(err)
+	}
 	if slow.Hits() != 1 {
 		t.Errorf("latency fault hits = %d after ClearFaults, want 1", slow.Hits())
 	}

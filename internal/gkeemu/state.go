@@ -248,7 +248,9 @@ func (s *Server) AddCluster(spec ClusterSpec) (string, error) {
 		}
 		p := &poolState{np: np, size: 1}
 		req := &request{base: base, now: s.opts.Now()}
-		s.applyPoolDefaults(req, cs, np)
+		if e := s.applyPoolDefaults(req, cs, np); e != nil {
+			return "", fmt.Errorf("gkeemu: seeding default-pool: %w", e)
+		}
 		np.Status = "RUNNING"
 		p.touch()
 		cs.pools = append(cs.pools, p)

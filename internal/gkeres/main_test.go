@@ -1,7 +1,6 @@
 package gkeres_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -115,6 +114,3 @@ func checkPool(env *emutest.Env, addr string, check func(np *container.NodePool,
 		return nil
 	}
 }
-
-// ctx is for emulator calls made by tests themselves.
-var ctx = context.Background()

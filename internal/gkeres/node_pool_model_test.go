@@ -49,7 +49,7 @@ func taintList(ts ...[3]string) types.List {
 	return types.ListValueMust(types.ObjectType{AttrTypes: taintAttrTypes}, elems)
 }
 
-func autoscaling(min, max, tmin, tmax *int64, policy string) types.Object {
+func autoscaling(lo, hi, tlo, thi *int64, policy string) types.Object {
 	v := func(p *int64) attr.Value {
 		if p == nil {
 			return types.Int64Null()
@@ -57,7 +57,7 @@ func autoscaling(min, max, tmin, tmax *int64, policy string) types.Object {
 		return types.Int64Value(*p)
 	}
 	return types.ObjectValueMust(autoscalingAttrTypes, map[string]attr.Value{
-		"min_node_count": v(min), "max_node_count": v(max), "total_min_node_count": v(tmin), "total_max_node_count": v(tmax),
+		"min_node_count": v(lo), "max_node_count": v(hi), "total_min_node_count": v(tlo), "total_max_node_count": v(thi),
 		"location_policy": types.StringValue(policy),
 	})
 }

@@ -391,7 +391,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 		return
 	}
 	resp.Diagnostics.Append(validateAutoscalingConfig(ctx, m.Autoscaling)...)
-	resp.Diagnostics.Append(validateNodeLocations(ctx, m.Location, m.NodeLocations)...)
+	resp.Diagnostics.Append(validateNodeLocations(m.Location, m.NodeLocations)...)
 	var u upgradeSettingsModel
 	if objectAs(ctx, m.UpgradeSettings, &u, &resp.Diagnostics) && knownInt(u.MaxSurge, 0) == 0 && knownInt(u.MaxUnavailable, 0) == 0 &&
 		!u.MaxSurge.IsNull() && !u.MaxUnavailable.IsNull() && !u.MaxSurge.IsUnknown() && !u.MaxUnavailable.IsUnknown() {
@@ -452,7 +452,7 @@ func validateAutoscalingConfig(ctx context.Context, o types.Object) diag.Diagnos
 
 // validateNodeLocations checks that node locations are zones of the
 // cluster's region.
-func validateNodeLocations(ctx context.Context, loc types.String, zones types.Set) diag.Diagnostics {
+func validateNodeLocations(loc types.String, zones types.Set) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if loc.IsNull() || loc.IsUnknown() || zones.IsNull() || zones.IsUnknown() {
 		return diags

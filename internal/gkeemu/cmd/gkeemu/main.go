@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 
 	host, _, err := net.SplitHostPort(c.listen)
 	if err != nil {
-		return fmt.Errorf("-listen %q: %v", c.listen, err)
+		return fmt.Errorf("-listen %q: %w", c.listen, err)
 	}
 	if ip := net.ParseIP(host); !c.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-listen %q is not a loopback address; the emulator accepts any token, pass -allow-non-loopback if you mean it", c.listen)

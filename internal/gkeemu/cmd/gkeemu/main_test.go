@@ -25,7 +25,7 @@ bG9jYWwtdGVzdDBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABHk+2gq0j3m7+QBY
 func TestServesSeededClusterFromKubeconfig(t *testing.T) {
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -39,7 +39,9 @@ current-context: local
 users:
 - name: me
   user: {token: x}
-`), 0o600)
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	urlFile := filepath.Join(dir, "url")
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -71,8 +73,11 @@ users:
 			ClusterCaCertificate string `json:"clusterCaCertificate"`
 		} `json:"masterAuth"`
 	}
-	json.NewDecoder(resp.Body).Decode(&cl)
+	err = json.NewDecoder(resp.Body).Decode(&cl)
 	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if cl.Endpoint != "127.0.0.1:16443" {
 		t.Errorf("endpoint = %q", cl.Endpoint)
 	}
