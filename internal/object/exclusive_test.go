@@ -1,0 +1,106 @@
+package object
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// sandboxWithExtraContainer is what a Sandbox looks like after someone added
+// a container with kubectl edit: our manager applied one container and the
+// pod label "team"; kubectl-edit added container "extra" and an env entry to
+// ours; the controller labelled the object and wrote status.
+func sandboxWithExtraContainer() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetName("sb")
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fieldsV1Raw(`{"f:spec":{"f:podTemplate":{
+			"f:metadata":{"f:labels":{"f:team":{}}},
+			"f:spec":{"f:containers":{"k:{\"name\":\"main\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`)},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fieldsV1Raw(`{"f:spec":{"f:podTemplate":{"f:spec":{"f:containers":{
+			"k:{\"name\":\"extra\"}":{".":{},"f:name":{},"f:image":{}},
+			"k:{\"name\":\"main\"}":{"f:env":{".":{},"k:{\"name\":\"DEBUG\"}":{".":{},"f:name":{},"f:value":{}}}}}}}}}`)},
+		{Manager: "controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fieldsV1Raw(`{"f:metadata":{"f:labels":{"f:hash":{}}}}`)},
+		{Manager: "controller", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: fieldsV1Raw(`{"f:status":{"f:ready":{}}}`)},
+	})
+	return u
+}
+
+func fieldsV1Raw(s string) *metav1.FieldsV1 {
+	return &metav1.FieldsV1{Raw: []byte(strings.Join(strings.Fields(s), ""))}
+}
+
+func TestStrayFieldsFindsOnlyOthersAdditionsUnderThePaths(t *testing.T) {
+	obj := sandboxWithExtraContainer()
+	stray, err := strayFields(obj, "agentsandbox", []string{"spec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stray) != 1 || stray[1] == nil {
+		t.Fatalf("stray = %v; want only kubectl-edit's entry (index 1)", stray)
+	}
+	got := describeStray(stray)
+	for _, want := range []string{`containers[name="extra"].image`, `containers[name="main"].env[name="DEBUG"].value`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stray fields lack %s:\n%s", want, got)
+		}
+	}
+	// Our own container is structure we own fields under, never stray.
+	if strings.Contains(got, `containers[name="main"].image`) {
+		t.Errorf("our own field reported as stray:\n%s", got)
+	}
+
+	// Outside the declared paths (metadata) nothing is stray, and
+	// subresource entries never are.
+	stray, err = strayFields(obj, "agentsandbox", []string{"metadata", "status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stray) != 1 || stray[2] == nil || !strings.Contains(describeStray(stray), "labels.hash") {
+		t.Errorf("with metadata declared, the controller's label is stray: %v", stray)
+	}
+}
+
+func TestReassignMovesStrayFieldsToOurApplyEntry(t *testing.T) {
+	obj := sandboxWithExtraContainer()
+	stray, err := strayFields(obj, "agentsandbox", []string{"spec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := reassign(obj, "agentsandbox", stray)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kubectl-edit owned nothing else, so its entry is gone; the
+	// controller's two entries are untouched.
+	if len(entries) != 3 {
+		t.Fatalf("entries = %d, want 3: %+v", len(entries), entries)
+	}
+	for _, e := range entries {
+		if e.Manager == "kubectl-edit" {
+			t.Errorf("kubectl-edit still has an entry: %s", e.FieldsV1.Raw)
+		}
+	}
+	obj.SetManagedFields(entries)
+	owned, err := strayFields(obj, "agentsandbox", []string{"spec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(owned) != 0 {
+		t.Errorf("after reassigning, still stray: %s", describeStray(owned))
+	}
+	ours := string(entries[0].FieldsV1.Raw)
+	if !strings.Contains(ours, `k:{\"name\":\"extra\"}`) || !strings.Contains(ours, `f:team`) {
+		t.Errorf("our entry = %s; want the extra container added and our own fields kept", ours)
+	}
+}
+
+func TestReassignNeedsOurApplyEntry(t *testing.T) {
+	obj := sandboxWithExtraContainer()
+	stray, _ := strayFields(obj, "agentsandbox", []string{"spec"})
+	if _, err := reassign(obj, "someone-else", stray); err == nil {
+		t.Error("reassigning to a manager without an apply entry must fail")
+	}
+}
