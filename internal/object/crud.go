@@ -55,7 +55,7 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 				ref, k.ResourceType, ID(ref.Namespace, ref.Name)))
 		return nil, diags
 	case !kube.IsNotFound(err) || kube.IsResourceNotServed(err):
-		diags.Append(kube.Diagnostics(err, "get", ref)...)
+		diags.Append(k.diagnose(ctx, c, err, "get", ref)...)
 		return nil, diags
 	}
 	return k.Apply(ctx, meta, obj)
@@ -69,7 +69,7 @@ func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unst
 	}
 	out, err := c.Apply(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
 	if err != nil {
-		diags.Append(kube.Diagnostics(err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)
+		diags.Append(k.diagnose(ctx, c, err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)
 		return nil, diags
 	}
 	return out, diags
@@ -78,17 +78,32 @@ func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unst
 // Read returns the live object, or found=false when it (or its whole kind)
 // is gone, in which case the caller removes the resource from state so the
 // next plan recreates it.
+//
+// "The kind is gone" is checked, not assumed: when the resource is not
+// served, one discovery of its group tells a removed CRD (found=false: its
+// objects went with it) from a cluster that serves the group only at other
+// versions, such as an older GKE add-on serving only v1alpha1. There the
+// objects may well exist, so Read fails with what was found and what is
+// required instead of dropping them from the state.
 func (k Kind) Read(ctx context.Context, meta *conn.Meta, namespace, name string) (obj *unstructured.Unstructured, found bool, diags diag.Diagnostics) {
 	c, diags := meta.Kube(ctx)
 	if diags.HasError() {
 		return nil, false, diags
 	}
+	ref := k.Ref(namespace, name)
 	obj, err := c.Get(ctx, k.GVR, namespace, name)
+	if kube.IsResourceNotServed(err) {
+		n := k.checkServed(ctx, c)
+		if n.group.Err != nil || n.otherVersionsOnly() {
+			diags.Append(n.diagnostics("get", ref, err)...)
+		}
+		return nil, false, diags
+	}
 	if kube.IsNotFound(err) {
 		return nil, false, diags
 	}
 	if err != nil {
-		diags.Append(kube.Diagnostics(err, "get", k.Ref(namespace, name))...)
+		diags.Append(kube.Diagnostics(err, "get", ref)...)
 		return nil, false, diags
 	}
 	return obj, true, diags
@@ -105,7 +120,7 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 	ref := k.Ref(namespace, name)
 	existed, err := c.Delete(ctx, k.GVR, namespace, name, opts)
 	if err != nil {
-		diags.Append(kube.Diagnostics(err, "delete", ref)...)
+		diags.Append(k.diagnose(ctx, c, err, "delete", ref)...)
 		return diags
 	}
 	if !existed {

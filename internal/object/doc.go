@@ -3,7 +3,15 @@
 // attributes and their expand/flatten, import IDs, and the create / read /
 // update / delete steps over internal/kube (server-side apply with the
 // provider's field manager, "already exists" detection, deletion that waits
-// until the object is gone).
+// until the object is gone), and the parts of a data source reading one
+// object (DataSourceMetadataAttributes, Lookup).
+//
+// Every request error that says the resource is not served is diagnosed
+// with one discovery of the resource's group (served.go), so a cluster
+// serving only an older version (v1alpha1 on an old GKE add-on) is told
+// apart from one without the CRDs, and the message names what was found
+// and what is required. Discovery happens only on that error path, never
+// while planning and never on a request that works.
 //
 // Resource families (sandbox templates, warm pools, sandboxes, claims,
 // network policies) keep their own schema, model and spec conversion and
