@@ -1,0 +1,109 @@
+package object
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+)
+
+// DataSourceMetadata is the model of a data source's identity and metadata
+// attributes, for data source models to embed. Unlike a resource, a data
+// source manages nothing, so labels and annotations are all of them.
+type DataSourceMetadata struct {
+	ID          types.String `tfsdk:"id"`
+	Name        types.String `tfsdk:"name"`
+	Namespace   types.String `tfsdk:"namespace"`
+	Labels      types.Map    `tfsdk:"labels"`
+	Annotations types.Map    `tfsdk:"annotations"`
+}
+
+// DataSourceMetadataAttributes returns the id, name, namespace, labels and
+// annotations attributes of a data source reading one object of kind.
+func DataSourceMetadataAttributes(kind string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "`<namespace>/<name>`.",
+		},
+		"name": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: fmt.Sprintf("Name of the %s.", kind),
+			Validators:          []validator.String{validate.DNSSubdomainName()},
+		},
+		"namespace": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: fmt.Sprintf("Namespace of the %s. Defaults to `%s`.", kind, DefaultNamespace),
+			Validators:          []validator.String{validate.DNSLabelName()},
+		},
+		"labels": schema.MapAttribute{
+			Computed:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: fmt.Sprintf("All labels of the %s, including those the controller and other tools set.", kind),
+		},
+		"annotations": schema.MapAttribute{
+			Computed:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: fmt.Sprintf("All annotations of the %s.", kind),
+		},
+	}
+}
+
+// Lookup reads the object a data source names. Unlike Read, a missing
+// object is an error (a data source has nothing to remove from the state);
+// hint, if not empty, is added to its detail to say where such an object
+// usually comes from.
+func (k Kind) Lookup(ctx context.Context, meta *conn.Meta, m DataSourceMetadata, hint string) (*unstructured.Unstructured, DataSourceMetadata, diag.Diagnostics) {
+	ns := m.Namespace.ValueString()
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	live, found, diags := k.Read(ctx, meta, ns, m.Name.ValueString())
+	if diags.HasError() {
+		return nil, m, diags
+	}
+	ref := k.Ref(ns, m.Name.ValueString())
+	if !found {
+		detail := fmt.Sprintf("The cluster has no %s. Check the name and the namespace.", ref)
+		if hint != "" {
+			detail += " " + hint
+		}
+		diags.AddError(fmt.Sprintf("%s not found", ref), detail)
+		return nil, m, diags
+	}
+	out, d := FlattenAll(ctx, live)
+	diags.Append(d...)
+	return live, out, diags
+}
+
+// FlattenAll returns the identity and all labels and annotations of live;
+// absent maps become empty ones, so a configuration can always index them.
+func FlattenAll(ctx context.Context, live *unstructured.Unstructured) (DataSourceMetadata, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	out := DataSourceMetadata{
+		ID:        types.StringValue(ID(live.GetNamespace(), live.GetName())),
+		Name:      types.StringValue(live.GetName()),
+		Namespace: types.StringValue(live.GetNamespace()),
+	}
+	var d diag.Diagnostics
+	out.Labels, d = types.MapValueFrom(ctx, types.StringType, nonNilMap(live.GetLabels()))
+	diags.Append(d...)
+	out.Annotations, d = types.MapValueFrom(ctx, types.StringType, nonNilMap(live.GetAnnotations()))
+	diags.Append(d...)
+	return out, diags
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}

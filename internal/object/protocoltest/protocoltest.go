@@ -1,0 +1,268 @@
+// Package protocoltest drives a resource or data source of the provider
+// through the plugin protocol, as Terraform does, with no terraform binary
+// and no cluster: configurations are built from Go values, and what comes
+// back are the diagnostics (with their attribute paths rendered the way
+// people write them) and planned values. It is for tests of plan-time
+// behaviour: validation tables, values planned without a cluster, proof
+// that planning sends no request.
+package protocoltest
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+type unknownValue struct{}
+
+// Unknown marks a value as "known after apply" in a configuration built by
+// Value.
+var Unknown = unknownValue{}
+
+// Value builds a Terraform value of type typ from Go values: objects from
+// map[string]any (missing attributes are null), lists and sets from []any,
+// maps from map[string]string or map[string]any, numbers from int or
+// int64, strings and bools as themselves, nil for null and Unknown for a
+// value not known yet. It panics on an attribute the type does not have,
+// so a misspelt test configuration fails loudly.
+func Value(typ tftypes.Type, v any) tftypes.Value {
+	if v == nil {
+		return tftypes.NewValue(typ, nil)
+	}
+	if _, ok := v.(unknownValue); ok {
+		return tftypes.NewValue(typ, tftypes.UnknownValue)
+	}
+	switch tt := typ.(type) {
+	case tftypes.Object:
+		in := v.(map[string]any)
+		for k := range in {
+			if _, ok := tt.AttributeTypes[k]; !ok {
+				panic(fmt.Sprintf("no attribute %q in %s", k, tt))
+			}
+		}
+		vals := map[string]tftypes.Value{}
+		for name, at := range tt.AttributeTypes {
+			vals[name] = Value(at, in[name])
+		}
+		return tftypes.NewValue(typ, vals)
+	case tftypes.List:
+		return tftypes.NewValue(typ, elements(tt.ElementType, v.([]any)))
+	case tftypes.Set:
+		return tftypes.NewValue(typ, elements(tt.ElementType, v.([]any)))
+	case tftypes.Map:
+		vals := map[string]tftypes.Value{}
+		switch m := v.(type) {
+		case map[string]string:
+			for k, e := range m {
+				vals[k] = Value(tt.ElementType, e)
+			}
+		case map[string]any:
+			for k, e := range m {
+				vals[k] = Value(tt.ElementType, e)
+			}
+		}
+		return tftypes.NewValue(typ, vals)
+	}
+	switch x := v.(type) {
+	case int:
+		return tftypes.NewValue(typ, big.NewFloat(float64(x)))
+	case int64:
+		return tftypes.NewValue(typ, new(big.Float).SetInt64(x))
+	default:
+		return tftypes.NewValue(typ, x)
+	}
+}
+
+func elements(typ tftypes.Type, in []any) []tftypes.Value {
+	out := make([]tftypes.Value, 0, len(in))
+	for _, e := range in {
+		out = append(out, Value(typ, e))
+	}
+	return out
+}
+
+// Server is one provider instance served over protocol 6 in-process.
+type Server struct {
+	srv         tfprotov6.ProviderServer
+	resources   map[string]*tfprotov6.Schema
+	dataSources map[string]*tfprotov6.Schema
+}
+
+// New serves the provider that newProvider builds. The provider is not
+// configured: validation and planning of new objects must not need it.
+func New(t testing.TB, newProvider func() provider.Provider) *Server {
+	t.Helper()
+	srv := providerserver.NewProtocol6(newProvider())()
+	schemas, err := srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range schemas.Diagnostics {
+		t.Fatalf("provider schema: %s: %s", d.Summary, d.Detail)
+	}
+	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas}
+}
+
+// ResourceType is the value type of a resource's schema; it fails t when
+// the provider does not register the resource.
+func (s *Server) ResourceType(t testing.TB, typeName string) tftypes.Type {
+	t.Helper()
+	sch, ok := s.resources[typeName]
+	if !ok {
+		t.Fatalf("%s is not registered in the provider", typeName)
+	}
+	return sch.ValueType()
+}
+
+// DataSourceType is the value type of a data source's schema.
+func (s *Server) DataSourceType(t testing.TB, typeName string) tftypes.Type {
+	t.Helper()
+	sch, ok := s.dataSources[typeName]
+	if !ok {
+		t.Fatalf("data source %s is not registered in the provider", typeName)
+	}
+	return sch.ValueType()
+}
+
+func dynamic(t testing.TB, typ tftypes.Type, v any) *tfprotov6.DynamicValue {
+	t.Helper()
+	dv, err := tfprotov6.NewDynamicValue(typ, Value(typ, v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}
+
+// ValidateResource returns the diagnostics of ValidateResourceConfig for cfg.
+func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := s.srv.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
+		TypeName: typeName, Config: dynamic(t, s.ResourceType(t, typeName), cfg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// ValidateDataSource returns the diagnostics of ValidateDataResourceConfig.
+func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := s.srv.ValidateDataResourceConfig(context.Background(), &tfprotov6.ValidateDataResourceConfigRequest{
+		TypeName: typeName, Config: dynamic(t, s.DataSourceType(t, typeName), cfg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// PlanCreate plans a new object from cfg (no prior state), as the first
+// plan of a resource does, and returns the planned attribute values and the
+// diagnostics. Values Terraform would compute before calling the provider
+// (defaults) are the provider's own job here too, through the framework.
+func (s *Server) PlanCreate(t testing.TB, typeName string, cfg map[string]any) (map[string]tftypes.Value, []*tfprotov6.Diagnostic) {
+	t.Helper()
+	typ := s.ResourceType(t, typeName)
+	prior, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dynamic(t, typ, cfg)
+	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: typeName, PriorState: &prior, ProposedNewState: c, Config: c,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.PlannedState == nil {
+		return nil, resp.Diagnostics
+	}
+	planned, err := resp.PlannedState.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attrs map[string]tftypes.Value
+	if err := planned.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	return attrs, resp.Diagnostics
+}
+
+// AttributePath renders a protocol attribute path the way people write it:
+// env[0].name, labels["team"], additional_pod_metadata.labels["a/b"].
+func AttributePath(p *tftypes.AttributePath) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, step := range p.Steps() {
+		switch s := step.(type) {
+		case tftypes.AttributeName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(s))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		case tftypes.ElementKeyValue:
+			b.WriteString("[?]")
+		}
+	}
+	return b.String()
+}
+
+// Errors keeps the error diagnostics.
+func Errors(diags []*tfprotov6.Diagnostic) []*tfprotov6.Diagnostic {
+	var out []*tfprotov6.Diagnostic
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Describe renders diagnostics one per line, "path: summary: detail", for
+// failure messages.
+func Describe(diags []*tfprotov6.Diagnostic) string {
+	var lines []string
+	for _, d := range diags {
+		lines = append(lines, fmt.Sprintf("%s: %s: %s", AttributePath(d.Attribute), d.Summary, d.Detail))
+	}
+	return strings.Join(lines, "\n  ")
+}
+
+// ExpectErrorAt fails t unless diags hold an error at path (as
+// AttributePath renders it) whose summary or detail contains every one of
+// contains.
+func ExpectErrorAt(t testing.TB, diags []*tfprotov6.Diagnostic, path string, contains ...string) {
+	t.Helper()
+	errs := Errors(diags)
+	if len(errs) == 0 {
+		t.Fatalf("no error; want one at %s", path)
+	}
+next:
+	for _, d := range errs {
+		if AttributePath(d.Attribute) != path {
+			continue
+		}
+		text := d.Summary + " " + d.Detail
+		for _, c := range contains {
+			if !strings.Contains(text, c) {
+				continue next
+			}
+		}
+		return
+	}
+	t.Fatalf("want an error at %s mentioning %q; got:\n  %s", path, contains, Describe(errs))
+}
