@@ -485,7 +485,16 @@ func TestAccGKENodePool_retries429And503(t *testing.T) {
 func TestAccGKENodePool_refreshCost(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	resource.Test(t, testCase(t, env,
-		resource.TestStep{Config: testAccNodePoolConfig(env, "sandbox", ""), ConfigPlanChecks: emptyPlanAfterApply},
+		resource.TestStep{
+			Config:           testAccNodePoolConfig(env, "sandbox", ""),
+			ConfigPlanChecks: emptyPlanAfterApply,
+			Check: func(*terraform.State) error {
+				// For the record: the whole step (plan, apply, refresh and
+				// the plans after it), operations polled every 20-100 ms.
+				t.Logf("requests of create + checks: %v", env.Requests())
+				return nil
+			},
+		},
 		resource.TestStep{
 			PreConfig:    env.ResetRequests,
 			RefreshState: true,

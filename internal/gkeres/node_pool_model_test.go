@@ -368,11 +368,20 @@ func TestPlanNodePoolUpdates(t *testing.T) {
 		})
 	}
 
-	// Turning the autoscaler off sends enabled=false, then the size.
+	// With a prefix in state, a changed prefix is an upgrade request.
 	from := state
+	from.Version = types.StringValue("1.35.2")
+	to := state
+	to.Version = types.StringValue("1.35")
+	if steps, _ := planNodePoolUpdates(bg, &to, &from); stepKinds(steps) != "version" {
+		t.Errorf("prefix 1.35.2 -> 1.35: steps %q", stepKinds(steps))
+	}
+
+	// Turning the autoscaler off sends enabled=false, then the size.
+	from = state
 	from.NodeCount = types.Int64Null()
 	from.Autoscaling = autoscaling(i64(1), i64(3), nil, nil, "BALANCED")
-	to := state
+	to = state
 	to.NodeCount = types.Int64Value(1)
 	steps, diags := planNodePoolUpdates(bg, &to, &from)
 	must(t, diags)

@@ -863,14 +863,16 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 	return steps, diags
 }
 
-// alreadyAt reports whether a pool at the state's exact version already
-// satisfies a configured prefix (after an import, "1.35.3-gke.1389000" in
-// state and "1.35" in configuration): only the state changes, no upgrade
-// is sent. "latest" and "-" depend on GKE's current offer, so they are
-// always sent.
+// alreadyAt reports whether the state holds an exact version (as after an
+// import) that a configured prefix already matches ("1.35.3-gke.1389000"
+// and "1.35"): then only the state changes. Sending the prefix would make
+// GKE "upgrade" the pool to the version it has, which recreates its nodes.
+// When the state holds a prefix, a changed prefix is the user asking for an
+// upgrade and is sent; "latest" and "-" depend on GKE's current offer and
+// are always sent.
 func alreadyAt(state, plan types.String) bool {
-	want := plan.ValueString()
-	return want != "latest" && want != "-" && versionMatches(state.ValueString(), want)
+	have, want := state.ValueString(), plan.ValueString()
+	return strings.Contains(have, "-gke.") && want != "latest" && want != "-" && versionMatches(have, want)
 }
 
 // sameMap treats null and empty as the same set of labels.
