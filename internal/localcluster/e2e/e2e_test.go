@@ -316,6 +316,49 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("lifecycle annotations", func(t *testing.T) {
+		mk := func(name string, ann map[string]string) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.k8s.io/pause:3.10"}}},
+			}
+			if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t0 := time.Now()
+		mk("slow", map[string]string{"localcluster.agentsandbox.dev/ready-delay": "2s"})
+		mk("stuck", map[string]string{"localcluster.agentsandbox.dev/never-ready": "true"})
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, "slow", metav1.GetOptions{})
+			return err == nil && podReady(p), nil
+		})
+		if err != nil {
+			t.Fatalf("slow pod never Ready: %v", err)
+		}
+		if d := time.Since(t0); d < 2*time.Second {
+			t.Errorf("slow pod Ready after %s, want at least 2s", d)
+		}
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "stuck", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if podReady(p) || p.Status.PodIP != "" || p.Spec.NodeName == "" {
+			t.Errorf("stuck pod: node %q, IP %q, ready %v; want bound, no IP, not ready", p.Spec.NodeName, p.Status.PodIP, podReady(p))
+		}
+		// Deleting works for stuck pods too.
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, "stuck", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Pods(ns).Get(ctx, "stuck", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("stuck pod not deleted: %v", err)
+		}
+	})
+
 	t.Run("network policy accepted", func(t *testing.T) {
 		np := &networkingv1.NetworkPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "default-deny"},
