@@ -69,6 +69,10 @@ var (
 		{GVR: bindingGVR, Namespace: controllerNS, Name: controllerName},
 	}
 	controllerDeployment = acctest.ObjectRef{GVR: deploymentGVR, Namespace: controllerNS, Name: controllerName}
+
+	// Inventory keys of the controller's Deployment and metrics Service.
+	deploymentKey = "Deployment.apps/" + controllerNS + "/" + controllerName
+	serviceKey    = "Service/" + controllerNS + "/" + controllerName
 )
 
 // releaseServer mimics upstream's release download layout on loopback,

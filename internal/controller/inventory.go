@@ -80,11 +80,7 @@ func mergeInventories(prior, next []inventoryEntry) []inventoryEntry {
 			out = append(out, e)
 		}
 	}
-	sortForDelete(out)
-	// Apply order is the reverse of delete order.
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	sortForApplyEntries(out)
 	return out
 }
 

@@ -26,7 +26,7 @@ type controllerModel struct {
 	Wait                  types.Bool     `tfsdk:"wait"`
 	Namespace             types.String   `tfsdk:"namespace"`
 	AppliedManifestSHA256 types.String   `tfsdk:"applied_manifest_sha256"`
-	Inventory             types.List     `tfsdk:"inventory"`
+	Inventory             types.Map      `tfsdk:"inventory"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -217,13 +217,13 @@ func expandToleration(t tolerationModel) map[string]any {
 	return out
 }
 
-// inventory reads the state's inventory list.
+// inventory reads the state's inventory, in apply order.
 func (m *controllerModel) inventory(ctx context.Context) ([]inventoryEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if m.Inventory.IsNull() || m.Inventory.IsUnknown() {
 		return nil, diags
 	}
-	var items []inventoryModel
+	var items map[string]inventoryModel
 	diags.Append(m.Inventory.ElementsAs(ctx, &items, false)...)
 	out := make([]inventoryEntry, 0, len(items))
 	for _, it := range items {
@@ -233,13 +233,16 @@ func (m *controllerModel) inventory(ctx context.Context) ([]inventoryEntry, diag
 			Digest: it.Digest.ValueString(), Drift: it.Drift.ValueString(),
 		})
 	}
+	sortForApplyEntries(out)
 	return out, diags
 }
 
-// inventoryValue builds the inventory list. Entries with an empty digest
-// get an unknown one: planned, to be known after apply.
-func inventoryValue(entries []inventoryEntry) (types.List, diag.Diagnostics) {
-	elems := make([]attr.Value, 0, len(entries))
+// inventoryValue builds the inventory map, keyed by inventoryKey so that a
+// plan shows objects added, removed or drifted by name rather than by
+// position. Entries with an empty digest get an unknown one: planned, to
+// be known after apply.
+func inventoryValue(entries []inventoryEntry) (types.Map, diag.Diagnostics) {
+	elems := make(map[string]attr.Value, len(entries))
 	var diags diag.Diagnostics
 	for _, e := range entries {
 		digest := types.StringValue(e.Digest)
@@ -255,11 +258,24 @@ func inventoryValue(entries []inventoryEntry) (types.List, diag.Diagnostics) {
 			"drift":       types.StringValue(e.Drift),
 		})
 		diags.Append(d...)
-		elems = append(elems, obj)
+		elems[inventoryKey(e)] = obj
 	}
-	list, d := types.ListValue(inventoryElemType, elems)
+	m, d := types.MapValue(inventoryElemType, elems)
 	diags.Append(d...)
-	return list, diags
+	return m, diags
+}
+
+// inventoryKey names an entry in the inventory map as people read it:
+// Kind[.group]/[namespace/]name, e.g.
+// "Deployment.apps/agent-sandbox-system/agent-sandbox-controller" or
+// "CustomResourceDefinition.apiextensions.k8s.io/sandboxes.agents.x-k8s.io".
+func inventoryKey(e inventoryEntry) string {
+	k := e.key()
+	out := groupKindOf(k.Group, k.Kind) + "/"
+	if k.Namespace != "" {
+		out += k.Namespace + "/"
+	}
+	return out + k.Name
 }
 
 // importID is the resource's ID: namespace/version.

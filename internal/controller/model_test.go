@@ -32,7 +32,7 @@ func controllerModelFor(attrs map[string]string) *controllerModel {
 		Extensions: types.BoolNull(), ImageRegistry: str("image_registry"),
 		Controller: types.ObjectNull(controllerObjectType.AttrTypes), KeepCRDsOnDestroy: types.BoolNull(),
 		Wait: types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
-		Inventory: types.ListNull(inventoryElemType),
+		Inventory: types.MapNull(inventoryElemType),
 	}
 }
 
@@ -50,7 +50,7 @@ func TestInventoryRoundTrip(t *testing.T) {
 	if fullyKnown(list) {
 		t.Error("an entry without a digest must make the list not fully known")
 	}
-	digest := list.Elements()[2].(types.Object).Attributes()["digest"]
+	digest := list.Elements()["Service/n/s"].(types.Object).Attributes()["digest"]
 	if !digest.IsUnknown() {
 		t.Errorf("planned digest = %v, want unknown", digest)
 	}
@@ -59,8 +59,22 @@ func TestInventoryRoundTrip(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	if len(out) != 3 || out[1] != in[1] || out[0] != in[0] || out[2].Digest != "" {
+	// Read back in apply order: Namespace, Service, Deployment.
+	if len(out) != 3 || out[0] != in[0] || out[2] != in[1] || out[1].Digest != "" {
 		t.Errorf("round trip: %+v", out)
+	}
+}
+
+func TestInventoryKey(t *testing.T) {
+	cases := map[string]inventoryEntry{
+		"Namespace/agent-sandbox-system":                                          {APIVersion: "v1", Kind: "Namespace", Name: "agent-sandbox-system"},
+		"Deployment.apps/agent-sandbox-system/agent-sandbox-controller":           {APIVersion: "apps/v1", Kind: "Deployment", Namespace: "agent-sandbox-system", Name: "agent-sandbox-controller"},
+		"CustomResourceDefinition.apiextensions.k8s.io/sandboxes.agents.x-k8s.io": {APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "sandboxes.agents.x-k8s.io"},
+	}
+	for want, e := range cases {
+		if got := inventoryKey(e); got != want {
+			t.Errorf("inventoryKey = %q, want %q", got, want)
+		}
 	}
 }
 

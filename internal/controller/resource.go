@@ -243,10 +243,11 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Computed:            true,
 				MarkdownDescription: "SHA-256 of the manifest that was applied, computed like `manifest_sha256`; copy it there to pin the bundle.",
 			},
-			"inventory": schema.ListNestedAttribute{
+			"inventory": schema.MapNestedAttribute{
 				Computed: true,
-				MarkdownDescription: "The objects applied, in apply order. A refresh sets `drift` on objects deleted or " +
-					"changed outside Terraform, and the next apply repairs them.",
+				MarkdownDescription: "The objects applied, keyed `Kind[.group]/[namespace/]name` (e.g. " +
+					"`Deployment.apps/agent-sandbox-system/agent-sandbox-controller`). A refresh sets `drift` on objects " +
+					"deleted or changed outside Terraform, and the next apply repairs them.",
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
 						"api_version": schema.StringAttribute{Computed: true, MarkdownDescription: "API version, e.g. `apps/v1`."},
@@ -347,7 +348,7 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if !plan.inputsKnown() {
 		plan.ID, plan.Namespace = types.StringUnknown(), types.StringUnknown()
 		plan.AppliedManifestSHA256 = types.StringUnknown()
-		plan.Inventory = types.ListUnknown(inventoryElemType)
+		plan.Inventory = types.MapUnknown(inventoryElemType)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}

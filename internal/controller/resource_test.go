@@ -60,12 +60,15 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("id"), knownvalue.StringExact(controllerNS+"/v0.5.6")),
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("namespace"), knownvalue.StringExact(controllerNS)),
-					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.ListSizeExact(15)),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(15)),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey("Service/"+controllerNS+"/agent-sandbox-webhook-service"),
+						knownvalue.ObjectExact(map[string]knownvalue.Check{
+							"api_version": knownvalue.StringExact("v1"), "kind": knownvalue.StringExact("Service"),
+							"namespace": knownvalue.StringExact(controllerNS), "name": knownvalue.StringExact("agent-sandbox-webhook-service"),
+							"digest": knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{64}$`)), "drift": knownvalue.StringExact(""),
+						})),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckTypeSetElemNestedAttrs(resourceAddr, "inventory.*", map[string]string{
-						"kind": "Service", "namespace": controllerNS, "name": "agent-sandbox-webhook-service", "drift": "",
-					}),
 					checkCRDVersions([]string{"v1alpha1", "v1beta1"}, "Webhook", []string{"v1beta1"}),
 					checkExists(webhookObjects[0], webhookObjects[2], webhookObjects[3], controllerDeployment),
 					checkDeploymentAvailable(),
@@ -96,7 +99,7 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("id"), knownvalue.StringExact(controllerNS+"/v1.0.7")),
-					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.ListSizeExact(12)),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(12)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
@@ -165,8 +168,8 @@ func TestAccController_drift(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtSliceIndex(11).AtMapKey("digest")),
-						plancheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtSliceIndex(10).AtMapKey("digest"), knownvalue.NotNull()),
+						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(deploymentKey).AtMapKey("digest")),
+						plancheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(serviceKey).AtMapKey("digest"), knownvalue.NotNull()),
 					},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(checkExists(controllerDeployment), checkDeploymentAvailable()),
@@ -182,7 +185,7 @@ func TestAccController_drift(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtSliceIndex(11).AtMapKey("digest")),
+						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(deploymentKey).AtMapKey("digest")),
 					},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -422,7 +425,7 @@ resource "agentsandbox_controller" "test" {
 				Config: config(true),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("namespace"), knownvalue.StringExact(ns)),
-					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.ListSizeExact(4)),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(4)),
 				},
 				Check: checkExists(crd, acctest.ObjectRef{GVR: deploymentGVR, Namespace: ns, Name: "widget-controller"}),
 			},

@@ -120,6 +120,11 @@ func sortForApply(objs []object) {
 	})
 }
 
+// sortForApplyEntries orders inventory entries for applying.
+func sortForApplyEntries(entries []inventoryEntry) {
+	slices.SortStableFunc(entries, func(a, b inventoryEntry) int { return compareKeys(a.key(), b.key()) })
+}
+
 // sortForDelete orders inventory entries for deletion: the reverse of the
 // apply order, so workloads stop before their RBAC goes and namespaces and
 // CRDs go last.
