@@ -231,6 +231,13 @@ func TestNodePoolCreateLifecycle(t *testing.T) {
 	if op.Status != "PENDING" || op.OperationType != gkeemu.OpCreateNodePool {
 		t.Fatalf("new operation = %s %s", op.Status, op.OperationType)
 	}
+	if !strings.HasPrefix(op.SelfLink, f.URL+"v1/projects/emu-project/") || !strings.HasPrefix(op.TargetLink, f.URL) {
+		t.Errorf("links do not point at the server that answered (%s): %s %s", f.URL, op.SelfLink, op.TargetLink)
+	}
+	if c, _ := f.svc.Projects.Locations.Clusters.Get(f.ClusterName).Do(); !strings.HasPrefix(c.SelfLink, f.URL) ||
+		!strings.HasPrefix(c.NodePools[0].SelfLink, f.URL) {
+		t.Errorf("seeded links: %s %s", c.SelfLink, c.NodePools[0].SelfLink)
+	}
 	if !strings.Contains(op.SelfLink, "/zones/us-central1/operations/"+op.Name) ||
 		!strings.HasSuffix(op.TargetLink, "/clusters/emu-cluster/nodePools/sandbox") {
 		t.Errorf("links: self %s target %s", op.SelfLink, op.TargetLink)

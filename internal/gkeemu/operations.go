@@ -223,7 +223,7 @@ func (s *Server) StartClusterOperation(cluster, opType string, d time.Duration) 
 	}
 	now := s.opts.Now()
 	s.advance(now)
-	req := &request{base: s.linkBase(), now: now}
+	req := &request{now: now}
 	saved := s.opts.PendingDuration
 	savedRun := s.opts.RunningDuration
 	s.opts.PendingDuration, s.opts.RunningDuration = -1, d
@@ -240,15 +240,11 @@ func (s *Server) Operations() []*container.Operation {
 	s.advance(now)
 	out := make([]*container.Operation, 0, len(s.ops))
 	for _, o := range s.ops {
-		out = append(out, s.operationView(o, now))
+		out = append(out, cloneBase(s.operationView(o, now), s.linkBase()))
 	}
 	return out
 }
 
-// linkBase is the base URL for links made outside a request.
-func (s *Server) linkBase() string {
-	if s.opts.BaseURL != "" {
-		return s.opts.BaseURL
-	}
-	return "http://gkeemu.invalid/"
-}
+// linkBase is the base URL of links in values handed out outside a
+// request (the inspection methods).
+func (s *Server) linkBase() string { return s.baseURL(nil) }

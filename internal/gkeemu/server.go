@@ -1,6 +1,7 @@
 package gkeemu
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -167,7 +168,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	req := &request{base: s.baseURL(r), body: body, route: rt}
+	req := &request{body: body, route: rt}
 	s.mu.Lock()
 	now := s.opts.Now()
 	s.advance(now)
@@ -179,7 +180,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	data, err := json.Marshal(out)
+	if err != nil {
+		writeError(w, errorf("INTERNAL", "gkeemu: encoding the answer: %v", err))
+		return
+	}
+	// Links point at whoever was asked (this server's address as the
+	// client used it), as GKE's point at container.googleapis.com.
+	data = bytes.ReplaceAll(data, []byte(linkPlaceholder), []byte(s.baseURL(r)))
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	_, _ = w.Write(data)
 }
 
 // authenticate mirrors GKE's answer to a request without usable credentials.
@@ -201,6 +211,9 @@ func (s *Server) baseURL(r *http.Request) string {
 	if s.opts.BaseURL != "" {
 		return strings.TrimSuffix(s.opts.BaseURL, "/") + "/"
 	}
+	if r == nil {
+		return "http://gkeemu.invalid/"
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -212,9 +225,13 @@ func (s *Server) baseURL(r *http.Request) string {
 type request struct {
 	route route
 	body  []byte
-	base  string
 	now   time.Time
 }
+
+// linkPlaceholder stands for the server's base URL in stored selfLink and
+// targetLink fields; answers replace it with the address the client used,
+// and the inspection methods with Options.BaseURL (or an .invalid host).
+const linkPlaceholder = "https://gkeemu-base.invalid/"
 
 // decode reads the JSON body into v. allowed, when non-nil, lists the
 // top-level fields the emulator models; any other field is refused with
@@ -245,7 +262,7 @@ func (r *request) decode(v any, allowed ...string) *apiError {
 // link is an API URL of a resource, in the zones/ form GKE uses in
 // selfLink and targetLink fields.
 func (r *request) link(project, location, rest string) string {
-	return fmt.Sprintf("%sv1/projects/%s/zones/%s/%s", r.base, project, location, rest)
+	return fmt.Sprintf("%sv1/projects/%s/zones/%s/%s", linkPlaceholder, project, location, rest)
 }
 
 func contains(list []string, s string) bool {
@@ -261,10 +278,19 @@ func contains(list []string, s string) bool {
 // which is exactly what a client would get, so that callers (answers and
 // the inspection methods) never share memory with the emulator's state.
 func clone[T any](v *T) *T {
+	return cloneBase(v, "")
+}
+
+// cloneBase is clone with the link placeholder replaced by base (kept when
+// base is empty), for values handed to tests.
+func cloneBase[T any](v *T, base string) *T {
 	if v == nil {
 		return nil
 	}
 	data, err := json.Marshal(v)
+	if base != "" {
+		data = bytes.ReplaceAll(data, []byte(linkPlaceholder), []byte(base))
+	}
 	if err != nil {
 		panic(fmt.Sprintf("gkeemu: cloning %T: %v", v, err))
 	}

@@ -194,7 +194,6 @@ func (s *Server) AddCluster(spec ClusterSpec) (string, error) {
 	if s.clusters[cs.name()] != nil {
 		return "", fmt.Errorf("gkeemu: cluster %s exists already", cs.name())
 	}
-	base := s.linkBase()
 	id := sha256.Sum256([]byte(cs.name()))
 	c := &container.Cluster{
 		Name:                  spec.Name,
@@ -209,7 +208,7 @@ func (s *Server) AddCluster(spec ClusterSpec) (string, error) {
 		InitialClusterVersion: version,
 		CurrentNodeVersion:    version,
 		CreateTime:            createTime.Format(time.RFC3339),
-		SelfLink:              fmt.Sprintf("%sv1/projects/%s/zones/%s/clusters/%s", base, spec.Project, spec.Location, spec.Name),
+		SelfLink:              fmt.Sprintf("%sv1/projects/%s/zones/%s/clusters/%s", linkPlaceholder, spec.Project, spec.Location, spec.Name),
 		Network:               "default",
 		Subnetwork:            "default",
 		AddonsConfig:          &container.AddonsConfig{},
@@ -247,7 +246,7 @@ func (s *Server) AddCluster(spec ClusterSpec) (string, error) {
 			},
 		}
 		p := &poolState{np: np, size: 1}
-		req := &request{base: base, now: s.opts.Now()}
+		req := &request{now: s.opts.Now()}
 		if e := s.applyPoolDefaults(req, cs, np); e != nil {
 			return "", fmt.Errorf("gkeemu: seeding default-pool: %w", e)
 		}
@@ -324,7 +323,7 @@ func (s *Server) Cluster(name string) (*container.Cluster, bool) {
 	if cs == nil {
 		return nil, false
 	}
-	return s.clusterView(cs), true
+	return cloneBase(s.clusterView(cs), s.linkBase()), true
 }
 
 func (s *Server) lookupPool(name string) (*clusterState, *poolState, error) {
@@ -352,7 +351,7 @@ func (s *Server) NodePool(name string) (*container.NodePool, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return clone(p.np), true
+	return cloneBase(p.np, s.linkBase()), true
 }
 
 // NodePoolSize is the emulator's count of nodes per zone of a pool (what
