@@ -38,50 +38,8 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	}
 	attrs["pod_selector"] = selectorAttribute("The pods in this namespace the policy applies to. `{}` selects every pod " +
 		"of the namespace. Exactly one of `template` and `pod_selector` is required.")
-	attrs["ingress"] = schema.ListNestedAttribute{
-		Optional: true,
-		Computed: true,
-		MarkdownDescription: fmt.Sprintf("Who may connect to the selected pods; each entry admits one kind of source "+
-			"on its `ports`, and traffic matching any entry is allowed. Defaults to the sandbox router only: pods labelled "+
-			"`app=sandbox-router` in namespace `%s` (as upstream's managed policy), on TCP port %s (the router's default "+
-			"`X-Sandbox-Port`). `[]` denies all ingress.", routerNamespace, routerPort),
-		Default:      listdefault.StaticValue(defaultIngress()),
-		NestedObject: ingressObject(),
-	}
-	attrs["allow_dns"] = schema.BoolAttribute{
-		Optional: true,
-		Computed: true,
-		Default:  booldefault.StaticBool(false),
-		MarkdownDescription: fmt.Sprintf("Allow cluster DNS on port %s over UDP and TCP: the kube-dns/CoreDNS pods "+
-			"(`k8s-app=kube-dns` in `%s`) and NodeLocal DNSCache at `%s`. Defaults to `false`: with egress denied, "+
-			"names do not resolve unless the pod uses resolvers it can reach (upstream's managed policy blocks cluster "+
-			"DNS on purpose, so that code cannot enumerate internal services).",
-			dnsPort, dnsNamespace, dnsNodeLocalIP),
-	}
-	attrs["allow_internet"] = schema.BoolAttribute{
-		Optional: true,
-		Computed: true,
-		Default:  booldefault.StaticBool(false),
-		MarkdownDescription: fmt.Sprintf("Allow egress to the public internet on every port: `%s` except `%s`, and `%s` "+
-			"except `%s` (upstream's managed default: private, link-local and IPv6 unique-local ranges stay blocked). "+
-			"Defaults to `false`.", internetV4.CIDR, strings.Join(internetV4.Except, "`, `"), internetV6.CIDR,
-			strings.Join(internetV6.Except, "`, `")),
-	}
-	attrs["allow_egress"] = schema.ListNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "Further destinations the selected pods may reach, one IP range per entry. Egress not " +
-			"allowed by `allow_dns`, `allow_internet` or an entry here is denied.",
-		NestedObject: egressObject(),
-	}
-	attrs["block_metadata_server"] = schema.BoolAttribute{
-		Optional: true,
-		Computed: true,
-		Default:  booldefault.StaticBool(true),
-		MarkdownDescription: fmt.Sprintf("Keep the cloud metadata server (`%s`, `%s`) unreachable: it is added to the "+
-			"`except` list of every allowed range that contains it, and an `allow_egress` entry for exactly that "+
-			"address is refused. Set to `false` only to let sandboxes fetch credentials from it (e.g. Workload "+
-			"Identity), together with an explicit `allow_egress` entry. Defaults to `true`.",
-			metadataServers[0], metadataServers[1]),
+	for name, a := range RuleAttributes() {
+		attrs[name] = a
 	}
 	attrs["rendered"] = schema.StringAttribute{
 		Computed: true,
@@ -96,6 +54,62 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// RuleAttributes returns the attributes that say who may connect to the
+// selected pods and what they may reach: ingress, allow_dns,
+// allow_internet, allow_egress and block_metadata_server. This resource
+// uses them at the top level; agentsandbox_sandbox_template nests them in
+// its network_policy, so the two spell isolation the same way and render
+// it through the same code (see Rules).
+func RuleAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"ingress": schema.ListNestedAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: fmt.Sprintf("Who may connect to the selected pods; each entry admits one kind of source "+
+				"on its `ports`, and traffic matching any entry is allowed. Defaults to the sandbox router only: pods labelled "+
+				"`app=sandbox-router` in namespace `%s` (as upstream's managed policy), on TCP port %s (the router's default "+
+				"`X-Sandbox-Port`). `[]` denies all ingress.", routerNamespace, routerPort),
+			Default:      listdefault.StaticValue(defaultIngress()),
+			NestedObject: ingressObject(),
+		},
+		"allow_dns": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: fmt.Sprintf("Allow cluster DNS on port %s over UDP and TCP: the kube-dns/CoreDNS pods "+
+				"(`k8s-app=kube-dns` in `%s`) and NodeLocal DNSCache at `%s`. Defaults to `false`: with egress denied, "+
+				"names do not resolve unless the pod uses resolvers it can reach (upstream's managed policy blocks cluster "+
+				"DNS on purpose, so that code cannot enumerate internal services).",
+				dnsPort, dnsNamespace, dnsNodeLocalIP),
+		},
+		"allow_internet": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: fmt.Sprintf("Allow egress to the public internet on every port: `%s` except `%s`, and `%s` "+
+				"except `%s` (upstream's managed default: private, link-local and IPv6 unique-local ranges stay blocked). "+
+				"Defaults to `false`.", internetV4.CIDR, strings.Join(internetV4.Except, "`, `"), internetV6.CIDR,
+				strings.Join(internetV6.Except, "`, `")),
+		},
+		"allow_egress": schema.ListNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "Further destinations the selected pods may reach, one IP range per entry. Egress not " +
+				"allowed by `allow_dns`, `allow_internet` or an entry here is denied.",
+			NestedObject: egressObject(),
+		},
+		"block_metadata_server": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(true),
+			MarkdownDescription: fmt.Sprintf("Keep the cloud metadata server (`%s`, `%s`) unreachable: it is added to the "+
+				"`except` list of every allowed range that contains it, and an `allow_egress` entry for exactly that "+
+				"address is refused. Set to `false` only to let sandboxes fetch credentials from it (e.g. Workload "+
+				"Identity), together with an explicit `allow_egress` entry. Defaults to `true`.",
+				metadataServers[0], metadataServers[1]),
 		},
 	}
 }
@@ -325,7 +339,8 @@ func (metadataValidator) ValidateObject(ctx context.Context, req validator.Objec
 		return
 	}
 	var block types.Bool
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("block_metadata_server"), &block)...)
+	// The sibling of allow_egress, wherever the rules are nested.
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, req.Path.ParentPath().ParentPath().AtName("block_metadata_server"), &block)...)
 	if block.IsUnknown() || (!block.IsNull() && !block.ValueBool()) {
 		return
 	}
