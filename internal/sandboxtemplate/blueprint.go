@@ -142,7 +142,9 @@ func VolumeClaimTemplatesAttribute(description string) schema.ListNestedAttribut
 
 // VolumeClaimTemplatesDataSourceAttribute is the same shape, computed.
 func VolumeClaimTemplatesDataSourceAttribute() dsschema.ListNestedAttribute {
-	str := func(d string) dsschema.StringAttribute { return dsschema.StringAttribute{Computed: true, MarkdownDescription: d} }
+	str := func(d string) dsschema.StringAttribute {
+		return dsschema.StringAttribute{Computed: true, MarkdownDescription: d}
+	}
 	strMap := func(d string) dsschema.MapAttribute {
 		return dsschema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: d}
 	}

@@ -59,7 +59,7 @@ func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	attrs["env_vars_injection_policy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Allowed`, `Overrides` or `Disallowed`."}
 	attrs["volume_claim_templates_policy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Disallowed`, `Allowed` or `Overrides`."}
 	attrs["network_policy_rendered"] = schema.StringAttribute{
-		Computed:            true,
+		Computed: true,
 		MarkdownDescription: "The template's custom network policy rules (`spec.networkPolicy`: `ingress` and `egress`) " +
 			"as canonical JSON, the same form as the resource's `network_policy_rendered`; null when the template uses the " +
 			"controller's default.",
