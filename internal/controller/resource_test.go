@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest/testenv"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/controller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
 )
@@ -487,4 +489,68 @@ spec:
       - name: controller
         image: example.com/widget-controller:v0.0.1
 `, ns, group)
+}
+
+// TestAccController_waitTimeoutNamesTheObject: when the controller can not
+// become available, apply fails at the resource's timeout naming the
+// Deployment and why, and the objects it applied stay in state so that
+// destroy removes them.
+func TestAccController_waitTimeoutNamesTheObject(t *testing.T) {
+	rs := newReleaseServer(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(controllerDeployment, acctest.ObjectRef{GVR: namespaceGVR, Name: controllerNS}),
+		Steps: []resource.TestStep{{
+			Config: configRelease(rs.URL, "v1.0.7", `
+  controller = { node_selector = { "cloud.google.com/gke-nodepool" = "no-such-pool" } }
+  timeouts {
+    create = "10s"
+  }`),
+			ExpectError: regexp.MustCompile(`Timed out waiting for Deployment[\s\S]*Deployment\s+"agent-sandbox-system/agent-sandbox-controller":\s+0\s+of\s+1\s+replicas\s+available`),
+		}},
+	})
+}
+
+// destructiveVar opts in to TestAccController_destroyRemovesSandboxCRDs.
+const destructiveVar = "AGENTSANDBOX_TEST_DESTRUCTIVE"
+
+// TestAccController_destroyRemovesSandboxCRDs destroys a real release with
+// keep_crds_on_destroy = false: the agent-sandbox CRDs, and every Sandbox
+// with them, are deleted. Other packages' tests use those CRDs at the same
+// time, so it only runs when asked (AGENTSANDBOX_TEST_DESTRUCTIVE=1, on a
+// cluster nothing else uses) and re-installs the harness CRDs afterwards.
+func TestAccController_destroyRemovesSandboxCRDs(t *testing.T) {
+	if os.Getenv(destructiveVar) != "1" {
+		t.Skipf("deletes the agent-sandbox CRDs every other test uses; set %s=1 to run it alone against its own cluster", destructiveVar)
+	}
+	rs := newReleaseServer(t)
+	ns := acctest.Namespace(t)
+	t.Cleanup(func() {
+		crds, err := testenv.SandboxCRDs()
+		if err == nil {
+			err = testenv.InstallCRDs(context.Background(), acctest.RESTConfig(t), crds)
+		}
+		if err != nil {
+			t.Errorf("re-installing the harness CRDs: %v", err)
+		}
+	})
+	var uid types.UID
+	crdRefs := make([]acctest.ObjectRef, 0, len(sandboxCRDs))
+	for _, n := range sandboxCRDs {
+		crdRefs = append(crdRefs, acctest.ObjectRef{GVR: crdGVR, Name: n})
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(append(crdRefs, acctest.ObjectRef{GVR: sandboxGVR, Namespace: ns, Name: "doomed"})...),
+		Steps: []resource.TestStep{
+			{Config: configRelease(rs.URL, "v1.0.7", "  keep_crds_on_destroy = false")},
+			{
+				PreConfig: func() { uid = createSandbox(t, ns, "doomed") },
+				Config:    configRelease(rs.URL, "v1.0.7", "  keep_crds_on_destroy = false"),
+				Check:     checkSandboxSurvived(ns, "doomed", &uid),
+			},
+		},
+	})
 }

@@ -100,13 +100,21 @@ func deploymentReady(obj *unstructured.Unstructured) (bool, string, error) {
 	updated, _, _ := unstructured.NestedInt64(obj.Object, "status", "updatedReplicas")
 	available, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
 	total, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas")
-	switch {
-	case updated < want:
-		return false, fmt.Sprintf("%d of %d replicas updated", updated, want), nil
-	case total > updated:
-		return false, fmt.Sprintf("%d old replicas pending termination", total-updated), nil
-	case available < want:
-		return false, fmt.Sprintf("%d of %d replicas available", available, want), nil
+	// One reason with every count that is not there yet, as kstatus words
+	// it, so a timeout says both "the new pods are not up" and "the old
+	// ones are still running".
+	var pending []string
+	if updated < want {
+		pending = append(pending, fmt.Sprintf("%d of %d replicas updated", updated, want))
+	}
+	if available < want {
+		pending = append(pending, fmt.Sprintf("%d of %d replicas available", available, want))
+	}
+	if total > updated {
+		pending = append(pending, fmt.Sprintf("%d old replicas pending termination", total-updated))
+	}
+	if len(pending) > 0 {
+		return false, strings.Join(pending, ", "), nil
 	}
 	if s, reason, msg, ok := condition(obj, "Available"); !ok || s != string(metav1.ConditionTrue) {
 		return false, describeCondition("Available", s, reason, msg), nil
