@@ -61,10 +61,20 @@ type Options struct {
 	// LocalclusterBin is the localcluster binary; empty builds it with
 	// build.sh (a cold build takes ~10 minutes, then it is cached).
 	LocalclusterBin string
+	// Dir is the run directory of the local cluster; empty means a fresh
+	// one below RepoRoot/.cache/testenv. A long-lived environment (the
+	// local demo keeps its state in .cache/demo) names a fixed one.
+	Dir string
 	// NoCRDs skips installing the agent-sandbox CRDs.
 	NoCRDs bool
 	// Controller runs the stand-in controller; nil runs none.
 	Controller Controller
+	// ControllerWait bounds how long Start waits for the controller to
+	// reconcile: 0 means 30 s, a negative value means not at all. The
+	// latter is for a controller that cannot reconcile yet because the
+	// CRDs are installed later, by the configuration under test (NoCRDs),
+	// rather than by the harness.
+	ControllerWait time.Duration
 	// Keep leaves the run directory in place after a successful teardown.
 	// It is always kept after a failure, for its logs.
 	Keep bool
@@ -226,7 +236,15 @@ func (e *Env) start(ctx context.Context) error {
 	}
 	t0 := time.Now()
 	e.ctrl = startController(ctx, e.opts.Controller, cfg)
-	ok, err := e.ctrl.waitReconciling(ctx, controllerTimeout)
+	wait := e.opts.ControllerWait
+	if wait < 0 {
+		e.logf("%s started; not waiting for it to reconcile", e.opts.Controller.Name())
+		return nil
+	}
+	if wait == 0 {
+		wait = controllerTimeout
+	}
+	ok, err := e.ctrl.waitReconciling(ctx, wait)
 	switch {
 	case err != nil:
 		return err
@@ -247,7 +265,12 @@ func (e *Env) startLocalCluster(ctx context.Context) error {
 		return err
 	}
 	e.bin = bin
-	e.Dir = filepath.Join(e.opts.RepoRoot, ".cache", "testenv", e.RunID)
+	e.Dir = e.opts.Dir
+	if e.Dir == "" {
+		e.Dir = filepath.Join(e.opts.RepoRoot, ".cache", "testenv", e.RunID)
+	} else if e.Dir, err = filepath.Abs(e.Dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
 		return err
 	}

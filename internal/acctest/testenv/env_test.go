@@ -166,6 +166,51 @@ func TestStart_LocalClusterWithFakeBinary(t *testing.T) {
 	}
 }
 
+// TestStart_FixedDirNoControllerWait covers what a long-lived environment
+// (the local demo) uses: a run directory of its choosing, a controller that
+// is started but not awaited (it cannot reconcile before the CRDs exist),
+// and Leftovers, the leak check a separate process can make.
+func TestStart_FixedDirNoControllerWait(t *testing.T) {
+	root := t.TempDir()
+	bin := writeFakeLocalcluster(t, root)
+	dir := filepath.Join(root, "demo", "cluster")
+	ctrl := ControllerFunc{Label: "waits for CRDs", Fn: func(ctx context.Context, _ *rest.Config, _ func()) error {
+		<-ctx.Done() // never reconciles
+		return nil
+	}}
+	var log bytes.Buffer
+	t0 := time.Now()
+	env, err := Start(context.Background(), Options{RepoRoot: root, LocalclusterBin: bin, Dir: dir, NoCRDs: true,
+		Controller: ctrl, ControllerWait: -1, Log: &log})
+	if err != nil {
+		t.Fatalf("Start: %v\n%s", err, log.String())
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("Start took %s: it waited for the controller", d)
+	}
+	if env.Dir != dir {
+		t.Errorf("Dir = %s, want %s", env.Dir, dir)
+	}
+	if !strings.Contains(log.String(), "not waiting for it to reconcile") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	left, err := Leftovers(env.RunID, env.Dir)
+	if err != nil || len(left) == 0 {
+		t.Errorf("Leftovers while running = %v, %v; want the fake component", left, err)
+	}
+	if err := env.Stop(context.Background()); err == nil {
+		t.Error("Stop reported no leak of the fake component")
+	}
+	// A `sleep 0.05` the killed loop had started may outlive it briefly.
+	var left2 []Process
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if left2, _ = Leftovers(env.RunID, env.Dir); len(left2) == 0 {
+			return
+		}
+	}
+	t.Errorf("Leftovers after Stop = %v", left2)
+}
+
 // writeFakeLocalcluster writes a shell script that stands in for the
 // localcluster binary: `up` starts a detached "component" whose command line
 // names the run directory and writes a kubeconfig; `down` stops nothing.

@@ -47,6 +47,19 @@ type procMatcher struct {
 	exclude map[int]bool
 }
 
+// Leftovers lists the live processes of a run other than the caller: those
+// carrying the run's marker (runID as in Env.RunID) or naming dir (its run
+// directory) on their command line. It is the check Env.Stop makes, for a
+// process that tears down an environment another process started (the
+// local demo's `down`).
+func Leftovers(runID, dir string) ([]Process, error) {
+	m := procMatcher{dir: dir, exclude: map[int]bool{os.Getpid(): true}}
+	if runID != "" {
+		m.marker = MarkerVar + "=" + runID
+	}
+	return scanProcesses("/proc", m)
+}
+
 // scanProcesses lists the live processes under procRoot (normally /proc)
 // that match m. Processes that vanish while being read are skipped, and so
 // are zombies: they are dead, only waiting for their parent to reap them.
