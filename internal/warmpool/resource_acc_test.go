@@ -720,3 +720,102 @@ func TestAccWarmPool_timeout(t *testing.T) {
 			regexp.QuoteMeta(ns) + `/` + regexp.QuoteMeta(name) + `-[a-z0-9]+":\s+Ready=False\s+\(DependenciesNotReady\):\s+Pod\s+exists\s+with\s+phase:\s+Pending;\s+PodScheduled=False\s+\(Unschedulable\).*timeouts`),
 	}))
 }
+
+// TestAccWarmPool_badInput runs bad configurations through the terraform
+// CLI: each fails at plan, quoting the bad value (Terraform 1.11 points
+// some errors at the resource's line, so the value is what tells the
+// user), and no request reaches the cluster. The exact attribute paths are
+// checked in TestBadInputFailsAtPlanWithItsPath.
+func TestAccWarmPool_badInput(t *testing.T) {
+	steps := []resource.TestStep{}
+	for _, tc := range []struct{ body, want string }{
+		{`name = "Bad_Name"` + "\n  template = \"python\"", `(?s)Invalid name.*"Bad_Name"`},
+		{`name = "pool"` + "\n  template = \"python\"\n  replicas = -1", `(?s)replicas.*at least 0.*-1|(?s)-1.*replicas`},
+		{`name = "pool"` + "\n  template = \"python\"\n  update_strategy = \"Rolling\"", `(?s)"Rolling"`},
+		{`name = "pool"` + "\n  template = \"python\"\n  replicas = 2\n  replicas_managed_externally = true", `(?s)Replicas set while managed externally.*replicas = 2`},
+		{`name = "pool"` + "\n  template = \"python\"\n  labels = { \"agents.x-k8s.io/pool\" = \"x\" }", `(?s)Reserved label key.*"agents.x-k8s.io/pool"`},
+	} {
+		steps = append(steps, resource.TestStep{
+			PreConfig:   kube.ResetRequestCounts,
+			Config:      config("resource \"agentsandbox_warm_pool\" \"test\" {\n  " + tc.body + "\n}\n"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(tc.want),
+		})
+	}
+	// After the last bad plan: nothing was sent, not even a read.
+	steps = append(steps, resource.TestStep{
+		PreConfig: func() {
+			if n := kube.RequestCount(); n != 0 {
+				t.Errorf("a configuration refused at plan sent %d requests: %v", n, kube.RequestCounts())
+			}
+		},
+		Config:   config(""),
+		PlanOnly: true,
+	})
+	resource.Test(t, testCase(t, steps...))
+}
+
+// TestAccWarmPool_requestCost measures what the provider sends for n
+// pools. A no-change refresh must cost exactly one GET per pool (no
+// discovery, no LIST, no watch); the other operations are logged.
+func TestAccWarmPool_requestCost(t *testing.T) {
+	const n = 10
+	ns := acctest.Namespace(t)
+	createTemplate(t, ns, "python", nil)
+	name := acctest.RandomName("cost")
+	cfg := config(fmt.Sprintf(`
+resource "agentsandbox_warm_pool" "test" {
+  count     = %[3]d
+  name      = "%[1]s-${count.index}"
+  namespace = %[2]q
+  template  = "python"
+  replicas  = 2
+}
+`, name, ns, n))
+	var t0 time.Time
+	start := func() {
+		kube.ResetRequestCounts()
+		t0 = time.Now()
+	}
+	report := func(what string) {
+		t.Logf("%s of %d pools: %d requests in %s: %v", what, n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
+	}
+	tc := testCase(t,
+		resource.TestStep{
+			PreConfig: start,
+			Config:    cfg,
+			Check: func(*terraform.State) error {
+				report("create (plan + apply, waiting for 2/2 ready each)")
+				return nil
+			},
+			ConfigPlanChecks: emptyPlanAfterApply,
+		},
+		resource.TestStep{
+			PreConfig:    start,
+			RefreshState: true,
+			Check: func(*terraform.State) error {
+				report("no-change refresh")
+				get := kube.RequestCounts()["GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}"]
+				if get != n || kube.RequestCount() != n {
+					return fmt.Errorf("refresh of %d pools sent %d requests (%d GETs of a pool), want exactly one GET each",
+						n, kube.RequestCount(), get)
+				}
+				return nil
+			},
+		},
+		resource.TestStep{PreConfig: start, Config: cfg, PlanOnly: true},
+		resource.TestStep{
+			PreConfig: func() {
+				report("no-change plan (terraform-plugin-testing runs refresh + plan)")
+				start()
+			},
+			RefreshState: true,
+		},
+	)
+	checkDestroy := tc.CheckDestroy
+	tc.CheckDestroy = func(s *terraform.State) error {
+		report("destroy (refresh + foreground delete, waiting until gone)")
+		return checkDestroy(s)
+	}
+	resource.Test(t, tc)
+}
