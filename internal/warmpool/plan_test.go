@@ -72,7 +72,7 @@ func TestGoodInputPasses(t *testing.T) {
 		"everything": pool(map[string]any{"replicas": 8, "update_strategy": "Recreate", "wait_for_ready": false,
 			"labels": map[string]string{"team": "ml"}, "annotations": map[string]string{"example.com/owner": "platform"}}),
 		// Values not known yet are not judged.
-		"unknowns": pool(map[string]any{"name": pt.Unknown, "template": pt.Unknown, "replicas": pt.Unknown, "replicas_managed_externally": pt.Unknown}),
+		"unknowns":                             pool(map[string]any{"name": pt.Unknown, "template": pt.Unknown, "replicas": pt.Unknown, "replicas_managed_externally": pt.Unknown}),
 		"unknown external owner with replicas": pool(map[string]any{"replicas": 3, "replicas_managed_externally": pt.Unknown}),
 	} {
 		t.Run(name, func(t *testing.T) {
