@@ -25,11 +25,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeemu"
 )
@@ -181,29 +178,8 @@ func negativeIfZero(d time.Duration) time.Duration {
 // -endpoint and -ca-file win over -kubeconfig.
 func clusterAccess(spec *gkeemu.ClusterSpec, c config) error {
 	if c.kubeconfig != "" {
-		cfg, err := clientcmd.LoadFromFile(c.kubeconfig)
-		if err != nil {
+		if err := gkeemu.AccessFromKubeconfig(spec, c.kubeconfig, c.kubeContext); err != nil {
 			return fmt.Errorf("-kubeconfig: %w", err)
-		}
-		ctxName := c.kubeContext
-		if ctxName == "" {
-			ctxName = cfg.CurrentContext
-		}
-		kctx := cfg.Contexts[ctxName]
-		if kctx == nil {
-			return fmt.Errorf("-kubeconfig %s has no context %q", c.kubeconfig, ctxName)
-		}
-		cl := cfg.Clusters[kctx.Cluster]
-		if cl == nil {
-			return fmt.Errorf("-kubeconfig %s: context %q names cluster %q, which it does not define", c.kubeconfig, ctxName, kctx.Cluster)
-		}
-		// GKE reports a bare address; keep the scheme only if it is not https.
-		spec.Endpoint = strings.TrimSuffix(strings.TrimPrefix(cl.Server, "https://"), "/")
-		spec.CACertificatePEM = cl.CertificateAuthorityData
-		if len(spec.CACertificatePEM) == 0 && cl.CertificateAuthority != "" {
-			if spec.CACertificatePEM, err = os.ReadFile(cl.CertificateAuthority); err != nil {
-				return fmt.Errorf("-kubeconfig: reading the cluster CA: %w", err)
-			}
 		}
 	}
 	if c.endpoint != "" {
