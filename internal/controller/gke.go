@@ -111,6 +111,7 @@ func managedAddonDiagnostic(evidence string) diag.Diagnostic {
 			"  - keep the managed add-on (Google upgrades and patches it): remove this agentsandbox_controller resource "+
 			"and manage the add-on with agentsandbox_gke_addon;\n"+
 			"  - or use the open-source controller (pin a version, air-gapped mirrors, controller flags): disable the "+
-			"add-on first (agentsandbox_gke_addon with enabled = false, or the GKE API's "+
-			"addonsConfig.agentSandboxConfig.enabled = false), then apply again.", evidence))
+			"add-on first (destroy the agentsandbox_gke_addon resource that enabled it, or turn "+
+			"addonsConfig.agentSandboxConfig.enabled off through the GKE API or console), then apply again.\n\n"+
+			"The guide \"Installing and upgrading the agent-sandbox controller\" compares the two.", evidence))
 }

@@ -1,0 +1,44 @@
+# Install the open-source agent-sandbox controller (v1.0.7) with its CRDs
+# and extensions, from the project's GitHub releases, pinned by checksum.
+resource "agentsandbox_controller" "this" {
+  version         = "v1.0.7"
+  manifest_sha256 = var.agent_sandbox_manifest_sha256
+
+  controller = {
+    args     = ["--kube-api-qps=100", "--kube-api-burst=200"]
+    replicas = 2
+    resources = {
+      requests = { cpu = "200m", memory = "256Mi" }
+      limits   = { memory = "1Gi" }
+    }
+  }
+
+  timeouts {
+    create = "15m"
+    update = "15m"
+  }
+}
+
+variable "agent_sandbox_manifest_sha256" {
+  description = "SHA-256 of sandbox-with-extensions.yaml of the pinned release (see applied_manifest_sha256)."
+  type        = string
+}
+
+# Alternatively (one controller per cluster), for an air-gapped cluster:
+# release assets and images come from internal mirrors.
+resource "agentsandbox_controller" "mirrored" {
+  version          = "v1.0.7"
+  release_base_url = "https://artifacts.internal.example/agent-sandbox/releases"
+  image_registry   = "registry.internal.example/k8s"
+
+  controller = {
+    node_selector = { "cloud.google.com/gke-nodepool" = "system" }
+    tolerations   = [{ key = "dedicated", operator = "Equal", value = "system", effect = "NoSchedule" }]
+  }
+}
+
+# Sandbox resources depend on the controller, so the CRDs exist before
+# anything uses them, in the same apply.
+output "controller_namespace" {
+  value = agentsandbox_controller.this.namespace
+}
