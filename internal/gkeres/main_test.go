@@ -17,18 +17,9 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeemu/emutest"
 )
 
-// Not here yet: issue 7's end-to-end test (a node pool and a
-// SandboxTemplate created in one apply, the template through the
-// provider's kubernetes.gke_cluster credentials) waits for the
-// agentsandbox_sandbox_template resource. Everything else it needs exists:
-// seed the emulator's cluster with the local control plane's address and CA
-// (gkeemu.ClusterSpec{Endpoint, CACertificatePEM}, as the gkeemu command's
-// -kubeconfig flag does), and give the provider's gke block the local
-// cluster's static admin bearer token (internal/localcluster writes it to
-// the "admin-token" file next to the kubeconfig) as access_token: the GKE
-// client sends it to the emulator, which accepts any token, and
-// ClusterCredentials hands the same token to the Kubernetes client, which
-// the local API server accepts through its token file.
+// The end-to-end test of the family (a node pool and a SandboxTemplate in
+// one apply, through kubernetes.gke_cluster credentials) is in package
+// internal/gkeres/e2e, as it needs the local control plane.
 
 // TestMain keeps every request of this package on 127.0.0.1 (the provider
 // runs in this process) and makes the GKE client poll fast. These tests
