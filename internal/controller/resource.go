@@ -86,7 +86,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"next apply repairs them. Fields the controller writes at run time (the CRDs' conversion webhook " +
 			"`caBundle` and `service`) never show as drift.\n\n" +
 			"Do not use it on a GKE cluster that runs GKE's managed Agent Sandbox add-on (`agentsandbox_gke_addon`): " +
-			"it refuses to install there. See the guide *Installing and upgrading the controller*.",
+			"it refuses to install there. See the guide *Installing and upgrading the agent-sandbox controller*.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,

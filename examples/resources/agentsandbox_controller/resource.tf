@@ -36,9 +36,3 @@ resource "agentsandbox_controller" "mirrored" {
     tolerations   = [{ key = "dedicated", operator = "Equal", value = "system", effect = "NoSchedule" }]
   }
 }
-
-# Sandbox resources depend on the controller, so the CRDs exist before
-# anything uses them, in the same apply.
-output "controller_namespace" {
-  value = agentsandbox_controller.this.namespace
-}
