@@ -12,10 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
@@ -125,7 +127,8 @@ func VolumeClaimTemplatesAttribute(description string) schema.ListNestedAttribut
 								Required: true,
 								MarkdownDescription: "Size of the volume, a Kubernetes quantity such as `1Gi`. The cluster " +
 									"may round it up; the configured spelling is kept as long as the value is the same.",
-								Validators: []validator.String{validate.NonNegativeQuantity()},
+								Validators:    []validator.String{validate.NonNegativeQuantity()},
+								PlanModifiers: []planmodifier.String{sameQuantity{}},
 							},
 						},
 					},
@@ -379,4 +382,48 @@ func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []st
 	var out []string
 	diags.Append(l.ElementsAs(ctx, &out, false)...)
 	return out
+}
+
+// sameQuantity plans the prior spelling of a storage size when the
+// configuration spells the same value differently ("1024Mi" for "1Gi"):
+// the cluster could not tell them apart, so neither should the plan. On a
+// Sandbox, where the claim templates are immutable, a mere respelling
+// would otherwise replace the sandbox and lose its volumes.
+type sameQuantity struct{}
+
+func (sameQuantity) Description(context.Context) string {
+	return "keeps the prior spelling of an equal quantity"
+}
+func (v sameQuantity) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (sameQuantity) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
+		return
+	}
+	prior, err1 := resource.ParseQuantity(req.StateValue.ValueString())
+	planned, err2 := resource.ParseQuantity(req.PlanValue.ValueString())
+	if err1 == nil && err2 == nil && prior.Cmp(planned) == 0 {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// VolumeClaimTemplatesChanged reports whether two values of
+// volume_claim_templates ask for different claims, comparing what would be
+// sent (so quantities by value); an unknown plan counts as a change. A
+// Sandbox replaces itself only then (listplanmodifier.RequiresReplaceIf):
+// the list-level check runs before the nested attributes' plan modifiers
+// have restored equal spellings.
+func VolumeClaimTemplatesChanged(ctx context.Context, state, plan types.List) bool {
+	if plan.IsUnknown() {
+		return true
+	}
+	if tv, err := plan.ToTerraformValue(ctx); err != nil || !tv.IsFullyKnown() {
+		return true
+	}
+	a, d1 := ExpandVolumeClaimTemplates(ctx, state)
+	b, d2 := ExpandVolumeClaimTemplates(ctx, plan)
+	if d1.HasError() || d2.HasError() {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(a, b)
 }
