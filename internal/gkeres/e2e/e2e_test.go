@@ -23,7 +23,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeemu"
@@ -45,12 +44,12 @@ const (
 	templateType = "agentsandbox_sandbox_template"
 )
 
-// localControlPlane returns the test cluster's API server address, CA and
-// the static admin bearer token internal/localcluster writes next to its
-// kubeconfig. It skips the test for a cluster without that token (a kind
-// cluster given through KUBECONFIG): there is no token the emulator could
-// hand out that such a cluster would accept.
-func localControlPlane(t *testing.T) (endpoint string, ca []byte, token string) {
+// localControlPlane seeds the emulated cluster with the test cluster's API
+// server address and CA, and returns the static admin bearer token
+// internal/localcluster writes next to its kubeconfig. It skips the test
+// for a cluster without that token (a kind cluster given through
+// KUBECONFIG): no token the GKE credentials could carry would be accepted.
+func localControlPlane(t *testing.T) (gkeemu.ClusterSpec, string) {
 	t.Helper()
 	kubeconfig := acctest.Kubeconfig()
 	raw, err := os.ReadFile(filepath.Join(filepath.Dir(kubeconfig), "admin-token"))
@@ -58,24 +57,11 @@ func localControlPlane(t *testing.T) (endpoint string, ca []byte, token string) 
 		t.Skipf("the test cluster (%s) has no admin-token file next to its kubeconfig; this test needs the "+
 			"local control plane of internal/localcluster, whose static token the GKE credentials can carry", kubeconfig)
 	}
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	if err != nil {
+	var spec gkeemu.ClusterSpec
+	if err := gkeemu.AccessFromKubeconfig(&spec, kubeconfig, ""); err != nil {
 		t.Fatal(err)
 	}
-	kctx := cfg.Contexts[cfg.CurrentContext]
-	if kctx == nil || cfg.Clusters[kctx.Cluster] == nil {
-		t.Fatalf("kubeconfig %s: no cluster for the current context %q", kubeconfig, cfg.CurrentContext)
-	}
-	cl := cfg.Clusters[kctx.Cluster]
-	ca = cl.CertificateAuthorityData
-	if len(ca) == 0 && cl.CertificateAuthority != "" {
-		if ca, err = os.ReadFile(cl.CertificateAuthority); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// GKE reports a bare address, as the emulator's command does with
-	// -kubeconfig.
-	return strings.TrimSuffix(strings.TrimPrefix(cl.Server, "https://"), "/"), ca, strings.TrimSpace(string(raw))
+	return spec, strings.TrimSpace(string(raw))
 }
 
 // requireTemplateResource skips when the provider does not serve
@@ -101,9 +87,8 @@ func requireTemplateResource(t *testing.T) {
 func TestAccGKE_nodePoolThenTemplateThroughGKECredentials(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	requireTemplateResource(t)
-	endpoint, ca, token := localControlPlane(t)
-	env := emutest.Start(t, gkeemu.Options{PendingDuration: 20 * time.Millisecond, RunningDuration: 80 * time.Millisecond},
-		gkeemu.ClusterSpec{Endpoint: endpoint, CACertificatePEM: ca})
+	spec, token := localControlPlane(t)
+	env := emutest.Start(t, gkeemu.Options{PendingDuration: 20 * time.Millisecond, RunningDuration: 80 * time.Millisecond}, spec)
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("e2e")
 
