@@ -365,8 +365,10 @@ func TestAccHelpers_objectChecks(t *testing.T) {
 	if err := CheckExists(address, gvr, dataIs("drifted"))(state); err != nil {
 		t.Errorf("after CheckPatch: %v", err)
 	}
-	if err := CheckDestroy("fake_config_map", gvr)(state); err == nil {
-		t.Error("CheckDestroy passed while the object exists")
+	// Short bound: CheckDestroy would otherwise wait GoneTimeout for an
+	// object that is not going away.
+	if err := checkDestroy("fake_config_map", gvr, 2*time.Second)(state); err == nil || !strings.Contains(err.Error(), "still exists and is not being deleted") {
+		t.Errorf("CheckDestroy while the object exists = %v", err)
 	}
 	if err := CheckDisappears(address, gvr)(state); err != nil {
 		t.Fatalf("CheckDisappears: %v", err)

@@ -142,11 +142,11 @@ func deleteAndWait(ctx context.Context, ref ObjectRef) error {
 	if err := ref.client(c.dyn).Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		return fmt.Errorf("deleting %s out of band: %w", ref, err)
 	}
-	return waitGone(ctx, ref)
+	return waitGone(ctx, ref, GoneTimeout)
 }
 
-func waitGone(ctx context.Context, ref ObjectRef) error {
-	return waitFor(ctx, GoneTimeout, ref.String()+" to be deleted", func(ctx context.Context) (bool, string, error) {
+func waitGone(ctx context.Context, ref ObjectRef, timeout time.Duration) error {
+	return waitFor(ctx, timeout, ref.String()+" to be deleted", func(ctx context.Context) (bool, string, error) {
 		obj, err := GetObject(ctx, ref)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -235,6 +235,10 @@ func CheckExists(address string, gvr schema.GroupVersionResource, checks ...func
 // GoneTimeout, since a destroy may legitimately return before the API
 // server has finished deleting.
 func CheckDestroy(resourceType string, gvr schema.GroupVersionResource) resource.TestCheckFunc {
+	return checkDestroy(resourceType, gvr, GoneTimeout)
+}
+
+func checkDestroy(resourceType string, gvr schema.GroupVersionResource, timeout time.Duration) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		var errs []error
 		for address, rs := range s.RootModule().Resources {
@@ -246,7 +250,7 @@ func CheckDestroy(resourceType string, gvr schema.GroupVersionResource) resource
 				errs = append(errs, fmt.Errorf("%s: %w", address, err))
 				continue
 			}
-			if err := waitGone(context.Background(), ref); err != nil {
+			if err := waitGone(context.Background(), ref, timeout); err != nil {
 				errs = append(errs, fmt.Errorf("%s after destroy: %w", address, err))
 			}
 		}

@@ -41,7 +41,7 @@ const ModulePath = "github.com/agentsandbox/terraform-provider-agentsandbox"
 // (another package's cluster, a compiler) can be several times slower than
 // the measured times, and a hung phase must still end the run.
 const (
-	upTimeout         = 3 * time.Minute
+	upTimeout         = 4 * time.Minute
 	downTimeout       = 2 * time.Minute
 	crdTimeout        = time.Minute
 	controllerTimeout = 30 * time.Second
@@ -284,7 +284,9 @@ func (e *Env) startLocalCluster(ctx context.Context) error {
 	uctx, cancel := context.WithTimeout(ctx, upTimeout)
 	defer cancel()
 	var stdout bytes.Buffer
-	cmd := exec.CommandContext(uctx, bin, "up", "--dir", e.Dir)
+	// up's own bound (default 2 min) is raised to just under ours so that
+	// up, not our kill, reports what it was waiting for on a slow machine.
+	cmd := exec.CommandContext(uctx, bin, "up", "--dir", e.Dir, "--timeout", (upTimeout - 15*time.Second).String())
 	cmd.Env = append(os.Environ(), e.marker())
 	cmd.Stdout = &stdout
 	cmd.Stderr = prefixWriter(e.log, "  ")
@@ -397,6 +399,10 @@ func (e *Env) stop(ctx context.Context) error {
 			e.logf("kept %s for inspection (component logs in %s)", e.Dir, filepath.Join(e.Dir, "logs"))
 		case e.opts.Keep:
 			e.logf("kept %s (%s=1)", e.Dir, KeepVar)
+		case e.opts.Dir != "":
+			// A directory the caller chose may hold more than this run
+			// wrote; `localcluster up` replaces its own files there.
+			e.logf("left %s in place (chosen by the caller)", e.Dir)
 		default:
 			if rerr := os.RemoveAll(e.Dir); rerr != nil {
 				err = rerr
