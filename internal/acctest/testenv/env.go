@@ -319,7 +319,7 @@ func (e *Env) localclusterBinary(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("cannot start a local cluster: %s is missing (%w); set KUBECONFIG to use an existing cluster", script, err)
 	}
 	t0 := time.Now()
-	e.logf("building the local control plane with %s (cold: ~10 min, then cached)", script)
+	e.logf("getting the localcluster binary from %s (a cold build takes ~10 min; then it is cached)", script)
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, script)
 	cmd.Dir = e.opts.RepoRoot

@@ -15,7 +15,8 @@ type memorySampler struct {
 	done chan struct{}
 
 	mu        sync.Mutex
-	peak      int64 // cluster processes, bytes
+	peak      int64 // footprint of the cluster processes, bytes
+	peakRSS   int64 // their summed RSS at that moment, for comparison
 	peakProcs int
 	peakSelf  int64
 }
@@ -49,11 +50,15 @@ func (s *memorySampler) sample() {
 	if err != nil {
 		return
 	}
-	rss, self := totalRSS(procs), selfRSS()
+	fp, self := footprint(procs), selfRSS()
+	var rss int64
+	for _, p := range procs {
+		rss += p.RSS
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rss > s.peak {
-		s.peak, s.peakProcs = rss, len(procs)
+	if fp > s.peak {
+		s.peak, s.peakRSS, s.peakProcs = fp, rss, len(procs)
 	}
 	s.peakSelf = max(s.peakSelf, self)
 }
@@ -69,8 +74,8 @@ func (s *memorySampler) stop() *memorySampler {
 func (s *memorySampler) summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("peak memory: cluster %s RSS in %d processes; harness (with in-process controller) %s RSS",
-		mib(s.peak), s.peakProcs, mib(s.peakSelf))
+	return fmt.Sprintf("peak memory: cluster %s in %d processes (anonymous memory plus the shared binary once; summed RSS %s); harness with in-process controller %s RSS",
+		mib(s.peak), s.peakProcs, mib(s.peakRSS), mib(s.peakSelf))
 }
 
 func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }

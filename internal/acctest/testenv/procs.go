@@ -20,7 +20,12 @@ type Process struct {
 	State   byte // as in /proc/PID/stat: R, S, D, Z, ...
 	Cmdline string
 	// RSS is the resident set size in bytes (0 when unknown, e.g. zombies).
+	// It counts shared file pages (the multi-call localcluster binary) in
+	// every process that maps them, so a sum over processes overstates.
 	RSS int64
+	// RSSAnon is the anonymous part of RSS: heap and stacks, private to
+	// the process for the programs run here.
+	RSSAnon int64
 }
 
 func (p Process) String() string {
@@ -122,7 +127,8 @@ func readProcess(procRoot string, pid int) (Process, []byte, error) {
 	// is the right answer.
 	environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
 	if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
-		p.RSS = parseVmRSS(status)
+		p.RSS = statusBytes(status, "VmRSS")
+		p.RSSAnon = statusBytes(status, "RssAnon")
 	}
 	return p, environ, nil
 }
@@ -148,10 +154,11 @@ func parseStat(stat []byte, p *Process) error {
 	return nil
 }
 
-// parseVmRSS returns the VmRSS line of /proc/PID/status in bytes.
-func parseVmRSS(status []byte) int64 {
+// statusBytes returns a "<key>: <n> kB" line of /proc/PID/status in bytes,
+// 0 when absent (kernel threads have no memory lines).
+func statusBytes(status []byte, key string) int64 {
 	for line := range strings.SplitSeq(string(status), "\n") {
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		rest, ok := strings.CutPrefix(line, key+":")
 		if !ok {
 			continue
 		}
@@ -215,13 +222,17 @@ func killProcesses(procRoot string, procs []Process, grace time.Duration) []Proc
 	return waitGone(2 * time.Second)
 }
 
-// totalRSS sums the resident memory of procs.
-func totalRSS(procs []Process) int64 {
-	var n int64
+// footprint estimates the memory procs cost together: their anonymous
+// memory plus their file-backed pages counted once (the largest RSSFile),
+// since the processes of a cluster all map the same binary. Summing RSS
+// instead would count that binary once per process (≈ 2x too much here).
+func footprint(procs []Process) int64 {
+	var anon, file int64
 	for _, p := range procs {
-		n += p.RSS
+		anon += p.RSSAnon
+		file = max(file, p.RSS-p.RSSAnon)
 	}
-	return n
+	return anon + file
 }
 
 // selfRSS is the resident memory of this process (the harness plus the
@@ -231,7 +242,7 @@ func selfRSS() int64 {
 	if err != nil {
 		return 0
 	}
-	return parseVmRSS(status)
+	return statusBytes(status, "VmRSS")
 }
 
 // isNotExist is errors.Is(err, fs.ErrNotExist), named for readability.
