@@ -513,3 +513,35 @@ resource "agentsandbox_sandbox" "test" {
 		},
 	))
 }
+
+// TestAccSandbox_badInput runs bad configurations through the terraform
+// CLI: they fail at plan, before any request. Terraform 1.11 shows the
+// resource's line for a path into a list of nested attributes, so the
+// detail must quote the offending value (the exact attribute paths are
+// checked in TestBadInputFailsAtPlanWithItsPath).
+func TestAccSandbox_badInput(t *testing.T) {
+	ns := acctest.Namespace(t)
+	step := func(extra, want string) resource.TestStep {
+		return resource.TestStep{
+			PreConfig: kube.ResetRequestCounts,
+			Config:    sandboxConfig(ns, "bad", extra),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(want),
+		}
+	}
+	noRequests := func() {
+		if n := kube.RequestCount(); n != 0 {
+			t.Errorf("a refused plan sent %d requests: %v", n, kube.RequestCounts())
+		}
+	}
+	resource.Test(t, testCase(t,
+		step(`  volume_claim_templates = [{ name = "data", resources = { requests = { storage = "1Gx" } } }]`, `(?s)"1Gx"`),
+		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  shutdown_time = "next tuesday"`), PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)"next tuesday".*RFC 3339`)},
+		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  operating_mode = "Paused"`), PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)operating_mode.*"Paused"`)},
+		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  shutdown_time = "2001-01-01T00:00:00Z"`), PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)Shutdown time in the past.*"2001-01-01T00:00:00Z"`)},
+	))
+	noRequests()
+}
