@@ -13,8 +13,8 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandbox"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 // TestAccSandbox_readyLatency measures how soon the provider's wait

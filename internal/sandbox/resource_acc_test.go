@@ -523,8 +523,8 @@ func TestAccSandbox_badInput(t *testing.T) {
 	ns := acctest.Namespace(t)
 	step := func(extra, want string) resource.TestStep {
 		return resource.TestStep{
-			PreConfig: kube.ResetRequestCounts,
-			Config:    sandboxConfig(ns, "bad", extra),
+			PreConfig:   kube.ResetRequestCounts,
+			Config:      sandboxConfig(ns, "bad", extra),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(want),
 		}
