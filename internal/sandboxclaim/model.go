@@ -1,0 +1,290 @@
+package sandboxclaim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+// resourceModel is the resource's plan and state.
+type resourceModel struct {
+	object.Metadata
+	WarmPool                types.String   `tfsdk:"warm_pool"`
+	ShutdownTime            types.String   `tfsdk:"shutdown_time"`
+	TTLSecondsAfterFinished types.Int64    `tfsdk:"ttl_seconds_after_finished"`
+	ShutdownPolicy          types.String   `tfsdk:"shutdown_policy"`
+	Env                     types.List     `tfsdk:"env"`
+	AdditionalPodMetadata   types.Object   `tfsdk:"additional_pod_metadata"`
+	WaitForReady            types.Bool     `tfsdk:"wait_for_ready"`
+	SandboxName             types.String   `tfsdk:"sandbox_name"`
+	PodIPs                  types.List     `tfsdk:"pod_ips"`
+	Ready                   types.Bool     `tfsdk:"ready"`
+	Timeouts                timeouts.Value `tfsdk:"timeouts"`
+}
+
+type envModel struct {
+	Name          types.String `tfsdk:"name"`
+	Value         types.String `tfsdk:"value"`
+	ContainerName types.String `tfsdk:"container_name"`
+}
+
+type podMetadataModel struct {
+	Labels      types.Map `tfsdk:"labels"`
+	Annotations types.Map `tfsdk:"annotations"`
+}
+
+var (
+	envType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"name": types.StringType, "value": types.StringType, "container_name": types.StringType,
+	}}
+	podMetadataType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"labels": types.MapType{ElemType: types.StringType}, "annotations": types.MapType{ElemType: types.StringType},
+	}}
+)
+
+// spec converts the model. Values are known: Terraform resolves them all
+// before apply.
+func (m resourceModel) spec(ctx context.Context) (extv1beta1.SandboxClaimSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	s := extv1beta1.SandboxClaimSpec{
+		WarmPoolRef: extv1beta1.SandboxWarmPoolRef{Name: m.WarmPool.ValueString()},
+		Lifecycle:   &extv1beta1.Lifecycle{ShutdownPolicy: extv1beta1.ShutdownPolicy(m.ShutdownPolicy.ValueString())},
+	}
+	if s.Lifecycle.ShutdownPolicy == "" {
+		s.Lifecycle.ShutdownPolicy = extv1beta1.ShutdownPolicyRetain
+	}
+	if !m.ShutdownTime.IsNull() {
+		t, err := time.Parse(time.RFC3339, m.ShutdownTime.ValueString())
+		if err != nil {
+			diags.AddError("Invalid shutdown_time", err.Error()) // validated at plan; unreachable
+			return s, diags
+		}
+		s.Lifecycle.ShutdownTime = ptr(metav1.NewTime(t))
+	}
+	if !m.TTLSecondsAfterFinished.IsNull() {
+		s.Lifecycle.TTLSecondsAfterFinished = ptr(int32(m.TTLSecondsAfterFinished.ValueInt64()))
+	}
+	var env []envModel
+	diags.Append(m.Env.ElementsAs(ctx, &env, false)...)
+	for _, e := range env {
+		s.Env = append(s.Env, extv1beta1.EnvVar{Name: e.Name.ValueString(), Value: e.Value.ValueString(), ContainerName: e.ContainerName.ValueString()})
+	}
+	if !m.AdditionalPodMetadata.IsNull() {
+		var pm podMetadataModel
+		diags.Append(m.AdditionalPodMetadata.As(ctx, &pm, basetypesObjectAsOptions)...)
+		diags.Append(pm.Labels.ElementsAs(ctx, &s.AdditionalPodMetadata.Labels, false)...)
+		diags.Append(pm.Annotations.ElementsAs(ctx, &s.AdditionalPodMetadata.Annotations, false)...)
+	}
+	return s, diags
+}
+
+// build is the object the plan describes, ready for a server-side apply.
+//
+// env is sent even when empty: it is an atomic list the configuration owns
+// as a whole, and an explicit [] is what lets a forced apply take back
+// variables someone else added. Fields the configuration leaves out (a
+// shutdown time, pod labels) are removed if others add them by
+// ApplyExclusive on update.
+func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+	obj := Kind.New()
+	diags := m.Expand(ctx, obj)
+	s, d := m.spec(ctx)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&s)
+	if err != nil {
+		diags.AddError("Cannot build the sandbox claim", err.Error())
+		return nil, diags
+	}
+	if _, ok := spec["env"]; !ok {
+		spec["env"] = []any{}
+	}
+	// The user's spelling of the time, not Go's re-rendering of it: what is
+	// stored is then what was written (the CRD keeps the string as is).
+	if !m.ShutdownTime.IsNull() {
+		_ = unstructured.SetNestedField(spec, m.ShutdownTime.ValueString(), "lifecycle", "shutdownTime")
+	}
+	obj.Object["spec"] = spec
+	return obj, diags
+}
+
+// decode reads a live claim into our types.
+func decode(live *unstructured.Unstructured) (*extv1beta1.SandboxClaim, error) {
+	c := &extv1beta1.SandboxClaim{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, c); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", Kind.Ref(live.GetNamespace(), live.GetName()), err)
+	}
+	return c, nil
+}
+
+// flatten brings m in line with the live claim. Every spec field is read
+// back, so an out-of-band change shows as a diff. Server normalisation
+// never does: the default shutdown policy is applied, an empty list or map
+// reads as whatever the configuration wrote (null or empty), and a
+// shutdown time rewritten in another form (a controller re-encoding the
+// claim renders it in UTC) keeps the configuration's spelling as long as
+// it is the same instant.
+func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, fieldManager string) diag.Diagnostics {
+	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
+	m.Metadata = md
+	claim, err := decode(live)
+	if err != nil {
+		diags.AddError("Cannot read the sandbox claim", err.Error())
+		return diags
+	}
+	m.WarmPool = types.StringValue(claim.Spec.WarmPoolRef.Name)
+
+	lc := claim.Spec.Lifecycle
+	if lc == nil {
+		lc = &extv1beta1.Lifecycle{}
+	}
+	liveTime, _, _ := unstructured.NestedString(live.Object, "spec", "lifecycle", "shutdownTime")
+	m.ShutdownTime = flattenTime(liveTime, m.ShutdownTime)
+	m.TTLSecondsAfterFinished = types.Int64Null()
+	if lc.TTLSecondsAfterFinished != nil {
+		m.TTLSecondsAfterFinished = types.Int64Value(int64(*lc.TTLSecondsAfterFinished))
+	}
+	m.ShutdownPolicy = types.StringValue(string(extv1beta1.ShutdownPolicyRetain))
+	if lc.ShutdownPolicy != "" {
+		m.ShutdownPolicy = types.StringValue(string(lc.ShutdownPolicy))
+	}
+
+	var d diag.Diagnostics
+	m.Env, d = flattenEnv(claim.Spec.Env, m.Env)
+	diags.Append(d...)
+	m.AdditionalPodMetadata, d = flattenPodMetadata(ctx, claim.Spec.AdditionalPodMetadata.Labels, claim.Spec.AdditionalPodMetadata.Annotations, m.AdditionalPodMetadata)
+	diags.Append(d...)
+
+	st := readStatus(claim)
+	m.SandboxName = types.StringValue(st.sandbox)
+	m.PodIPs, d = types.ListValueFrom(ctx, types.StringType, st.podIPs)
+	diags.Append(d...)
+	m.Ready = types.BoolValue(st.ready)
+	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
+		m.WaitForReady = types.BoolValue(true) // after an import
+	}
+	return diags
+}
+
+// flattenTime keeps prior's spelling of the same instant (to the second,
+// which is all a Kubernetes time keeps when a controller re-encodes it).
+func flattenTime(live string, prior types.String) types.String {
+	if live == "" {
+		return types.StringNull()
+	}
+	if !prior.IsNull() && !prior.IsUnknown() {
+		a, errA := time.Parse(time.RFC3339, live)
+		b, errB := time.Parse(time.RFC3339, prior.ValueString())
+		if errA == nil && errB == nil && a.Truncate(time.Second).Equal(b.Truncate(time.Second)) {
+			return prior
+		}
+	}
+	return types.StringValue(live)
+}
+
+// flattenEnv returns the live variables; none at all reads as prior when
+// prior is an empty list, and as null otherwise.
+func flattenEnv(live []extv1beta1.EnvVar, prior types.List) (types.List, diag.Diagnostics) {
+	if len(live) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return prior, nil
+		}
+		return types.ListNull(envType), nil
+	}
+	elems := make([]attr.Value, 0, len(live))
+	var diags diag.Diagnostics
+	for _, e := range live {
+		container := types.StringNull()
+		if e.ContainerName != "" {
+			container = types.StringValue(e.ContainerName)
+		}
+		o, d := types.ObjectValue(envType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(e.Name), "value": types.StringValue(e.Value), "container_name": container,
+		})
+		diags.Append(d...)
+		elems = append(elems, o)
+	}
+	l, d := types.ListValue(envType, elems)
+	diags.Append(d...)
+	return l, diags
+}
+
+// flattenPodMetadata returns the live pod metadata in the shape prior has:
+// a map that is empty live reads as an empty map if prior wrote one, and as
+// null otherwise; the whole object is null when both are and prior is.
+func flattenPodMetadata(ctx context.Context, labels, annotations map[string]string, prior types.Object) (types.Object, diag.Diagnostics) {
+	var pm podMetadataModel
+	priorSet := !prior.IsNull() && !prior.IsUnknown()
+	if priorSet {
+		if d := prior.As(ctx, &pm, basetypesObjectAsOptions); d.HasError() {
+			return prior, d
+		}
+	}
+	if len(labels) == 0 && len(annotations) == 0 && !priorSet {
+		return types.ObjectNull(podMetadataType.AttrTypes), nil
+	}
+	var diags diag.Diagnostics
+	l, d := flattenMap(ctx, labels, pm.Labels)
+	diags.Append(d...)
+	a, d := flattenMap(ctx, annotations, pm.Annotations)
+	diags.Append(d...)
+	o, d := types.ObjectValue(podMetadataType.AttrTypes, map[string]attr.Value{"labels": l, "annotations": a})
+	diags.Append(d...)
+	return o, diags
+}
+
+func flattenMap(ctx context.Context, live map[string]string, prior types.Map) (types.Map, diag.Diagnostics) {
+	if len(live) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return prior, nil
+		}
+		return types.MapNull(types.StringType), nil
+	}
+	return types.MapValueFrom(ctx, types.StringType, live)
+}
+
+// applied is what must not change without replacing the claim: the pool
+// and the variables, fingerprinted (the values may be secrets, and the
+// private state holding this is not meant to show them).
+type applied struct {
+	WarmPool string `json:"warm_pool"`
+	Env      string `json:"env"`
+}
+
+func appliedOf(ctx context.Context, m resourceModel) (applied, diag.Diagnostics) {
+	s, diags := m.spec(ctx)
+	return applied{WarmPool: s.WarmPoolRef.Name, Env: envDigest(s.Env)}, diags
+}
+
+// envDigest fingerprints variables; none at all, null or [], is one value.
+func envDigest(env []extv1beta1.EnvVar) string {
+	if len(env) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(env) // a slice of plain structs always encodes
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// basetypesObjectAsOptions reads nested objects with null and unknown
+// attributes kept as framework values (the models' fields all are).
+var basetypesObjectAsOptions = basetypes.ObjectAsOptions{}
