@@ -18,7 +18,7 @@
 //		resource.Test(t, resource.TestCase{
 //			PreCheck:                 func() { acctest.PreCheck(t) },
 //			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-//			CheckDestroy:             acctest.CheckDestroy("agentsandbox_warm_pool", sandboxapi.WarmPoolGVR),
+//			CheckDestroy:             acctest.CheckDestroy("agentsandbox_warm_pool", extv1beta1.SandboxWarmPoolGVR),
 //			Steps: []resource.TestStep{{
 //				Config: acctest.ConfigCompose(acctest.ProviderConfig(), testAccWarmPoolConfig_basic(ns, name)),
 //			}},
