@@ -21,6 +21,20 @@ func Down(dir string, grace time.Duration, progress io.Writer) error {
 	if _, err := os.Stat(l.Dir); os.IsNotExist(err) {
 		return nil
 	}
+	// Wait for an `up` in progress to finish (it is bounded by its own
+	// timeout) rather than tearing down what it is starting.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	unlock, err := lockDir(ctx, l)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return down(l, grace, progress)
+}
+
+// down is Down for a caller that holds the directory lock.
+func down(l Layout, grace time.Duration, progress io.Writer) error {
 	t0 := time.Now()
 
 	// The supervisor stops the components in order (clients, apiserver,

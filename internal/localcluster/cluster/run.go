@@ -36,24 +36,35 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	t0 := time.Now()
+	// The lock is held while starting only: `down` from another terminal
+	// must be able to stop a cluster that `run` keeps in the foreground.
+	unlock, err := lockDir(ctx, l)
+	if err != nil {
+		return err
+	}
 	if pid, ok := supervisorRunning(l); ok {
+		unlock()
 		return fmt.Errorf("a cluster is already running in %s (supervisor pid %d)", l.Dir, pid)
 	}
-	if err := Down(l.Dir, cfg.Options.StopGrace, io.Discard); err != nil {
+	if err := down(l, cfg.Options.StopGrace, io.Discard); err != nil {
+		unlock()
 		return err
 	}
 	st, err := Prepare(l, cfg.Options)
 	if err != nil {
+		unlock()
 		return err
 	}
 	done, err := startSupervisor(l)
 	if err != nil {
+		unlock()
 		return err
 	}
 	fmt.Fprintf(cfg.Stderr, "localcluster: starting in %s (apiserver %s, logs in %s)\n", l.Dir, st.APIServerURL(), l.LogDir())
 	wctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	err = waitUsable(wctx, l, st, done, cfg.Stderr, t0)
 	cancel()
+	unlock()
 	if err == nil {
 		fmt.Fprintf(cfg.Stderr, "localcluster: ready after %s; Ctrl-C stops it\n", time.Since(t0).Round(time.Millisecond))
 		fmt.Fprintln(cfg.Stdout, l.Kubeconfig())

@@ -108,6 +108,13 @@ func Up(ctx context.Context, cfg Config) error {
 		return err
 	}
 	t0 := time.Now()
+	lctx, lcancel := context.WithTimeout(ctx, cfg.Timeout+time.Minute)
+	defer lcancel()
+	unlock, err := lockDir(lctx, l)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if pid, ok := supervisorRunning(l); ok {
 		// Idempotent: a second `up` on a healthy cluster just reports it.
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -121,7 +128,7 @@ func Up(ctx context.Context, cfg Config) error {
 	}
 	// Leftovers of a cluster whose supervisor died: make sure no component
 	// is still holding the directory before it is reused.
-	if err := Down(l.Dir, cfg.Options.StopGrace, io.Discard); err != nil {
+	if err := down(l, cfg.Options.StopGrace, io.Discard); err != nil {
 		return err
 	}
 	st, err := Prepare(l, cfg.Options)
@@ -141,7 +148,7 @@ func Up(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(cfg.Stderr, "localcluster: up failed after %s: %v\n", time.Since(t0).Round(time.Millisecond), err)
 		reportLogs(cfg.Stderr, l)
 		fmt.Fprintf(cfg.Stderr, "localcluster: stopping what was started\n")
-		if derr := Down(l.Dir, cfg.Options.StopGrace, cfg.Stderr); derr != nil {
+		if derr := down(l, cfg.Options.StopGrace, cfg.Stderr); derr != nil {
 			fmt.Fprintf(cfg.Stderr, "localcluster: cleanup: %v\n", derr)
 		}
 		return err
