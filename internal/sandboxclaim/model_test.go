@@ -1,0 +1,283 @@
+package sandboxclaim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+)
+
+func baseModel() resourceModel {
+	return resourceModel{
+		Metadata: object.Metadata{
+			Name: types.StringValue("session"), Namespace: types.StringValue("agents"),
+			Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType),
+		},
+		WarmPool:                types.StringValue("pool"),
+		ShutdownTime:            types.StringNull(),
+		TTLSecondsAfterFinished: types.Int64Null(),
+		ShutdownPolicy:          types.StringValue("Retain"),
+		Env:                     types.ListNull(envType),
+		AdditionalPodMetadata:   types.ObjectNull(podMetadataType.AttrTypes),
+		WaitForReady:            types.BoolValue(true),
+	}
+}
+
+func envList(t *testing.T, kv ...string) types.List {
+	t.Helper()
+	var elems []attr.Value
+	for i := 0; i+2 < len(kv)+1; i += 3 {
+		container := types.StringNull()
+		if kv[i+2] != "" {
+			container = types.StringValue(kv[i+2])
+		}
+		o, d := types.ObjectValue(envType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(kv[i]), "value": types.StringValue(kv[i+1]), "container_name": container,
+		})
+		if d.HasError() {
+			t.Fatal(d)
+		}
+		elems = append(elems, o)
+	}
+	l, d := types.ListValue(envType, elems)
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	return l
+}
+
+func podMeta(t *testing.T, labels map[string]string) types.Object {
+	t.Helper()
+	l := types.MapNull(types.StringType)
+	if labels != nil {
+		l, _ = types.MapValueFrom(context.Background(), types.StringType, labels)
+	}
+	o, d := types.ObjectValue(podMetadataType.AttrTypes, map[string]attr.Value{"labels": l, "annotations": types.MapNull(types.StringType)})
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	return o
+}
+
+func TestBuildMinimal(t *testing.T) {
+	obj, diags := build(context.Background(), baseModel())
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	got := fmt.Sprint(obj.Object["spec"])
+	// env is sent as [] (owned as a whole), the policy explicitly, nothing else.
+	want := fmt.Sprint(map[string]any{
+		"warmPoolRef": map[string]any{"name": "pool"},
+		"lifecycle":   map[string]any{"shutdownPolicy": "Retain"},
+		"env":         []any{},
+	})
+	if got != want {
+		t.Errorf("spec = %s\nwant   %s", got, want)
+	}
+}
+
+func TestBuildEverything(t *testing.T) {
+	m := baseModel()
+	m.ShutdownTime = types.StringValue("2030-01-02T17:04:05+02:00")
+	m.TTLSecondsAfterFinished = types.Int64Value(0)
+	m.ShutdownPolicy = types.StringValue("Delete")
+	m.Env = envList(t, "A", "1", "", "B", "2", "sidecar")
+	m.AdditionalPodMetadata = podMeta(t, map[string]string{"sandbox.users.io/team": "a"})
+	obj, diags := build(context.Background(), m)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	spec := obj.Object["spec"].(map[string]any)
+	// The user's spelling of the instant is what is sent.
+	if got, _, _ := unstructured.NestedString(spec, "lifecycle", "shutdownTime"); got != "2030-01-02T17:04:05+02:00" {
+		t.Errorf("shutdownTime = %q", got)
+	}
+	if got, found, _ := unstructured.NestedInt64(spec, "lifecycle", "ttlSecondsAfterFinished"); !found || got != 0 {
+		t.Errorf("ttl = %d (found %v): zero is a value", got, found)
+	}
+	if got := fmt.Sprint(spec["env"]); got != "[map[name:A value:1] map[containerName:sidecar name:B value:2]]" {
+		t.Errorf("env = %s", got)
+	}
+	if got := fmt.Sprint(spec["additionalPodMetadata"]); got != "map[labels:map[sandbox.users.io/team:a]]" {
+		t.Errorf("additionalPodMetadata = %s", got)
+	}
+}
+
+func liveClaim(spec, status map[string]any) *unstructured.Unstructured {
+	u := Kind.New()
+	u.SetName("session")
+	u.SetNamespace("agents")
+	u.SetGeneration(3)
+	u.Object["spec"] = spec
+	if status != nil {
+		u.Object["status"] = status
+	}
+	return u
+}
+
+func TestFlattenRoundTripsWhatWasBuilt(t *testing.T) {
+	m := baseModel()
+	m.ShutdownTime = types.StringValue("2030-01-02T17:04:05+02:00")
+	m.Env = envList(t, "A", "1", "")
+	m.AdditionalPodMetadata = podMeta(t, map[string]string{"sandbox.users.io/team": "a"})
+	obj, _ := build(context.Background(), m)
+	got := m
+	if diags := flatten(context.Background(), obj, &got, "agentsandbox"); diags.HasError() {
+		t.Fatal(diags)
+	}
+	for name, pair := range map[string][2]attr.Value{
+		"shutdown_time": {got.ShutdownTime, m.ShutdownTime}, "env": {got.Env, m.Env},
+		"additional_pod_metadata": {got.AdditionalPodMetadata, m.AdditionalPodMetadata},
+		"ttl": {got.TTLSecondsAfterFinished, m.TTLSecondsAfterFinished}, "policy": {got.ShutdownPolicy, m.ShutdownPolicy},
+	} {
+		if !pair[0].Equal(pair[1]) {
+			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])
+		}
+	}
+}
+
+func TestFlattenTime(t *testing.T) {
+	prior := types.StringValue("2030-01-02T17:04:05+02:00")
+	for _, tc := range []struct {
+		live  string
+		prior types.String
+		want  types.String
+	}{
+		// A controller re-encoding the claim writes UTC: same instant, kept.
+		{"2030-01-02T15:04:05Z", prior, prior},
+		// Fractions are dropped by such a re-encoding: still the same.
+		{"2030-01-02T15:04:05Z", types.StringValue("2030-01-02T15:04:05.5Z"), types.StringValue("2030-01-02T15:04:05.5Z")},
+		// Another instant is drift.
+		{"2030-01-02T15:04:06Z", prior, types.StringValue("2030-01-02T15:04:06Z")},
+		// Set out of band, or removed.
+		{"2031-01-01T00:00:00Z", types.StringNull(), types.StringValue("2031-01-01T00:00:00Z")},
+		{"", prior, types.StringNull()},
+	} {
+		if got := flattenTime(tc.live, tc.prior); !got.Equal(tc.want) {
+			t.Errorf("flattenTime(%q, %v) = %v, want %v", tc.live, tc.prior, got, tc.want)
+		}
+	}
+}
+
+func TestFlattenEmptyVersusAbsent(t *testing.T) {
+	ctx := context.Background()
+	emptyEnv, _ := types.ListValue(envType, nil)
+	emptyLabels := podMeta(t, map[string]string{})
+	live := liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}, "env": []any{}}, nil)
+
+	// Written as [] / {}: read back as such, though the server may drop them.
+	m := baseModel()
+	m.Env, m.AdditionalPodMetadata = emptyEnv, emptyLabels
+	if flatten(ctx, live, &m, "agentsandbox"); !m.Env.Equal(emptyEnv) || !m.AdditionalPodMetadata.Equal(emptyLabels) {
+		t.Errorf("env = %v, additional_pod_metadata = %v; want the configured empty values", m.Env, m.AdditionalPodMetadata)
+	}
+	// Not written: null, never an empty value.
+	m = baseModel()
+	if flatten(ctx, live, &m, "agentsandbox"); !m.Env.IsNull() || !m.AdditionalPodMetadata.IsNull() {
+		t.Errorf("env = %v, additional_pod_metadata = %v; want null", m.Env, m.AdditionalPodMetadata)
+	}
+	// No lifecycle at all: the API's default policy.
+	if m.ShutdownPolicy.ValueString() != "Retain" || !m.ShutdownTime.IsNull() || !m.TTLSecondsAfterFinished.IsNull() {
+		t.Errorf("lifecycle = %v %v %v", m.ShutdownPolicy, m.ShutdownTime, m.TTLSecondsAfterFinished)
+	}
+	// Added out of band: shown, so that the plan removes them.
+	live = liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"},
+		"env": []any{map[string]any{"name": "X", "value": "1"}}, "additionalPodMetadata": map[string]any{"labels": map[string]any{"a/b": "c"}}}, nil)
+	m = baseModel()
+	flatten(ctx, live, &m, "agentsandbox")
+	if len(m.Env.Elements()) != 1 || m.AdditionalPodMetadata.IsNull() {
+		t.Errorf("env = %v, additional_pod_metadata = %v; want the additions", m.Env, m.AdditionalPodMetadata)
+	}
+}
+
+func TestFlattenStatus(t *testing.T) {
+	live := liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, map[string]any{
+		"sandbox":    map[string]any{"name": "pool-x2x", "podIPs": []any{"10.0.0.7"}},
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "DependenciesReady", "observedGeneration": int64(3), "lastTransitionTime": "2030-01-01T00:00:00Z", "message": ""}},
+	})
+	m := baseModel()
+	m.WaitForReady = types.BoolNull() // as after an import
+	flatten(context.Background(), live, &m, "agentsandbox")
+	if m.SandboxName.ValueString() != "pool-x2x" || !m.Ready.ValueBool() || len(m.PodIPs.Elements()) != 1 || !m.WaitForReady.ValueBool() {
+		t.Errorf("sandbox %v ready %v ips %v wait %v", m.SandboxName, m.Ready, m.PodIPs, m.WaitForReady)
+	}
+	// Before anything is bound: empty name and list, not null.
+	live = liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, nil)
+	flatten(context.Background(), live, &m, "agentsandbox")
+	if m.SandboxName.ValueString() != "" || m.SandboxName.IsNull() || m.PodIPs.IsNull() || m.Ready.ValueBool() {
+		t.Errorf("sandbox %v ready %v ips %v", m.SandboxName, m.Ready, m.PodIPs)
+	}
+}
+
+func TestClaimReady(t *testing.T) {
+	cond := func(status, reason string, gen int64) map[string]any {
+		return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": status, "reason": reason,
+			"message": "the message", "observedGeneration": gen, "lastTransitionTime": "2030-01-01T00:00:00Z"}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		status map[string]any
+		ready  bool
+		reason string
+		fails  string
+	}{
+		{"ready", cond("True", "DependenciesReady", 3), true, "", ""},
+		{"no condition", nil, false, "no Ready condition", ""},
+		{"stale True", cond("True", "DependenciesReady", 2), false, "generation 3", ""},
+		{"stale failure does not fail", cond("False", "WarmPoolNotFound", 2), false, "generation 3", ""},
+		{"transient", cond("False", "SandboxNotReady", 3), false, "Ready=False (SandboxNotReady): the message", ""},
+		{"adoption race", cond("False", "AdoptionConflict", 3), false, "AdoptionConflict", ""},
+		{"pool missing", cond("False", "WarmPoolNotFound", 3), false, "", "WarmPoolNotFound"},
+		{"metadata refused", cond("False", "InvalidMetadata", 3), false, "", "InvalidMetadata"},
+		{"expired", cond("False", "ClaimExpired", 3), false, "", "ClaimExpired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready, reason, err := claimReady(liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, tc.status))
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fails) {
+					t.Fatalf("err = %v, want a failure with %s", err, tc.fails)
+				}
+				return
+			}
+			if err != nil || ready != tc.ready || !strings.Contains(reason, tc.reason) {
+				t.Errorf("ready=%v reason=%q err=%v; want %v, %q", ready, reason, err, tc.ready, tc.reason)
+			}
+		})
+	}
+}
+
+func TestEveryTerminalReasonSaysWhatToDo(t *testing.T) {
+	for reason, hint := range terminalReasons {
+		if len(hint) < 40 {
+			t.Errorf("%s: hint %q is too thin to act on", reason, hint)
+		}
+	}
+}
+
+func TestAppliedFingerprint(t *testing.T) {
+	ctx := context.Background()
+	a := baseModel()
+	b := baseModel()
+	b.Env, _ = types.ListValue(envType, nil) // [] is no variables, like null
+	fa, _ := appliedOf(ctx, a)
+	fb, _ := appliedOf(ctx, b)
+	if fa != fb {
+		t.Errorf("null and [] env differ: %v %v", fa, fb)
+	}
+	b.Env = envList(t, "TOKEN", "secret", "")
+	fb, _ = appliedOf(ctx, b)
+	if fb.Env == "" || fb.Env == fa.Env || strings.Contains(fb.Env, "secret") {
+		t.Errorf("env fingerprint = %q", fb.Env)
+	}
+	b.WarmPool = types.StringValue("other")
+	fb, _ = appliedOf(ctx, b)
+	if fb.WarmPool != "other" {
+		t.Errorf("warm pool = %q", fb.WarmPool)
+	}
+}
