@@ -134,7 +134,7 @@ func TestFlattenRoundTripsWhatWasBuilt(t *testing.T) {
 	for name, pair := range map[string][2]attr.Value{
 		"shutdown_time": {got.ShutdownTime, m.ShutdownTime}, "env": {got.Env, m.Env},
 		"additional_pod_metadata": {got.AdditionalPodMetadata, m.AdditionalPodMetadata},
-		"ttl": {got.TTLSecondsAfterFinished, m.TTLSecondsAfterFinished}, "policy": {got.ShutdownPolicy, m.ShutdownPolicy},
+		"ttl":                     {got.TTLSecondsAfterFinished, m.TTLSecondsAfterFinished}, "policy": {got.ShutdownPolicy, m.ShutdownPolicy},
 	} {
 		if !pair[0].Equal(pair[1]) {
 			t.Errorf("%s = %v, want %v", name, pair[0], pair[1])

@@ -96,7 +96,7 @@ func TestGoodInputPasses(t *testing.T) {
 			"additional_pod_metadata": map[string]any{"labels": map[string]string{"sandbox.users.io/team": "a", "team.sandbox.users.io/x": "y"}, "annotations": map[string]string{"example.com/x": "y", "cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}},
 			"labels":                  map[string]string{"team": "a"},
 		}),
-		"fractional seconds": claim(map[string]any{"shutdown_time": "2030-01-02T15:04:05.5Z"}),
+		"fractional seconds":         claim(map[string]any{"shutdown_time": "2030-01-02T15:04:05.5Z"}),
 		"app label of another value": claim(podMetadata(map[string]string{"sandbox.users.io/app": "sandbox-router"}, nil)),
 		// Values not known yet are not judged.
 		"unknowns": claim(map[string]any{"warm_pool": pt.Unknown, "shutdown_time": pt.Unknown, "env": []any{
