@@ -100,7 +100,22 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		MarkdownDescription: "A Sandbox (`agents.x-k8s.io/v1beta1`): one long-lived, isolated, stateful pod with a " +
 			"stable identity, optional persistent volumes and a headless Service. Hardened by default like a template " +
 			"(gVisor, non-root, no service account token, capabilities dropped, limits required). It can be suspended " +
-			"and resumed in place; creation waits until it is ready.",
+			"and resumed in place; creation waits until it is ready.\n\n" +
+			"## Lifecycle\n\n" +
+			"`operating_mode = \"Suspended\"` deletes the pod and keeps the Sandbox, its PVCs and its Service; the apply " +
+			"waits for the `Suspended` condition. Back to `\"Running\"`, the controller creates a new pod (files on the " +
+			"volumes are kept, memory is not) and the apply waits for `Ready`. The running pod takes changed labels and " +
+			"annotations at once; other pod template changes reach it only when it is next created, which the plan points " +
+			"out. `volume_claim_templates` cannot change in the API, so changing them replaces the sandbox, and its volumes " +
+			"with it (a different spelling of the same size is no change).\n\n" +
+			"A sandbox needs no NetworkPolicy to exist, and gets none from a template: isolate it with an " +
+			"`agentsandbox_network_policy` whose `pod_selector` matches `pod_template.labels`.\n\n" +
+			"## Drift\n\n" +
+			"The provider declares the whole `spec`: a field changed out of band (including `operating_mode`) shows in the " +
+			"plan and is put back, and a field added out of band (a container, an environment variable, a toleration) is " +
+			"removed by the next apply, even when another field manager added it. Pod spec fields the typed schema does " +
+			"not model are shown only while `pod_template.pod_spec_overrides` declares them. The controller's own " +
+			"annotations and the status never show as a diff.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

@@ -91,7 +91,24 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		MarkdownDescription: "A SandboxTemplate (`extensions.agents.x-k8s.io/v1beta1`): the hardened blueprint " +
 			"warm pools and claims make sandboxes from. The pod runs under gVisor, non-root, without a service account " +
 			"token, with every capability dropped and resource limits on every container unless loosened explicitly " +
-			"(each loosening is a plan-time warning). Every attribute updates in place.",
+			"(each loosening is a plan-time warning). Every attribute updates in place.\n\n" +
+			"## Network isolation\n\n" +
+			"With `network_policy_management = \"Managed\"` (the default, as upstream) the agent-sandbox controller " +
+			"creates and owns a NetworkPolicy named `<template>-network-policy` that selects the template's sandboxes. " +
+			"Without `network_policy` it holds the controller's default: ingress only from the sandbox router, egress to " +
+			"the public internet (private, link-local and cluster DNS addresses blocked), and sandboxes that set no " +
+			"`dns_policy` are given public resolvers. `network_policy` replaces those rules, in the terms of " +
+			"`agentsandbox_network_policy`. The stricter alternative is `network_policy_management = \"Unmanaged\"` " +
+			"plus an `agentsandbox_network_policy` with `template = <name>`: its defaults deny all egress, and Terraform " +
+			"(not the controller) owns the policy, so its drift shows in the plan. Policies are enforced only where the " +
+			"cluster's network plugin implements NetworkPolicy.\n\n" +
+			"## Drift\n\n" +
+			"The provider declares the whole `spec`: a field changed out of band shows in the plan and is put back, and a " +
+			"field added out of band (a container, an environment variable, a toleration, a network rule) is removed by " +
+			"the next apply, even when another field manager added it. Pod spec fields the typed schema does not model " +
+			"are shown only while `pod_template.pod_spec_overrides` declares them; added out of band they are not shown " +
+			"in the plan, but any apply of the template removes them. Labels and annotations the controller or other " +
+			"tools add to the template object itself are left alone.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
