@@ -122,7 +122,11 @@ func runMain(m *testing.M) int {
 			if err := env.Stop(context.Background()); err != nil {
 				fmt.Fprintf(os.Stderr, "acctest: teardown: %v\n", err)
 			}
-			os.Exit(128 + int(s.(syscall.Signal)))
+			code := 1
+			if n, ok := s.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+			os.Exit(code)
 		}
 	}()
 	code := m.Run()

@@ -384,7 +384,7 @@ func TestAccHelpers_objectChecks(t *testing.T) {
 // fakeState is the state Terraform would hold for one namespaced resource of
 // type typ that follows the provider's name/namespace convention.
 func fakeState(typ, address, ns, name string) *terraform.State {
-	s := terraform.NewState()
+	s := newState()
 	s.RootModule().Resources[address] = &terraform.ResourceState{
 		Type: typ,
 		Primary: &terraform.InstanceState{

@@ -152,7 +152,9 @@ func waitGone(ctx context.Context, ref ObjectRef, timeout time.Duration) error {
 		case apierrors.IsNotFound(err):
 			return true, "", nil
 		case err != nil:
-			return false, err.Error(), nil // transient API errors: keep polling
+			// Transient API errors are retried until the timeout, which
+			// then reports the last one.
+			return false, err.Error(), nil //nolint:nilerr // see above
 		}
 		return false, describeExisting(obj), nil
 	})

@@ -116,7 +116,7 @@ func TestRefFromAttributes(t *testing.T) {
 }
 
 func TestRefFromState(t *testing.T) {
-	s := terraform.NewState()
+	s := newState()
 	s.RootModule().Resources["agentsandbox_warm_pool.p"] = &terraform.ResourceState{
 		Type:    "agentsandbox_warm_pool",
 		Primary: &terraform.InstanceState{ID: "ns/p", Attributes: map[string]string{"name": "p", "namespace": "ns"}},
@@ -162,4 +162,13 @@ func TestClusterHelpers_SkipWithoutTFAcc(t *testing.T) {
 			t.Error("helper returned instead of skipping")
 		})
 	}
+}
+
+// newState builds an empty Terraform state as terraform-plugin-testing hands
+// it to check functions (its own constructor is deprecated for outside use).
+func newState() *terraform.State {
+	return &terraform.State{Modules: []*terraform.ModuleState{{
+		Path:      []string{"root"},
+		Resources: map[string]*terraform.ResourceState{},
+	}}}
 }

@@ -70,7 +70,7 @@ func (rc *runningController) waitReconciling(ctx context.Context, timeout time.D
 	case <-rc.reconciling:
 		return true, nil
 	case <-rc.done:
-		return false, fmt.Errorf("stand-in controller %s stopped during start-up: %v", rc.name, rc.err)
+		return false, fmt.Errorf("stand-in controller %s stopped during start-up: %w", rc.name, rc.err)
 	case <-ctx.Done():
 		return false, ctx.Err()
 	case <-time.After(timeout):

@@ -84,8 +84,9 @@ func waitEstablished(ctx context.Context, client dynamic.NamespaceableResourceIn
 	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		obj, err := client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
+			// Retried until the timeout, which reports the last error.
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // see above
 		}
 		ok, why := crdEstablished(obj)
 		last = why

@@ -442,7 +442,7 @@ func (e *Env) checkLeaks() error {
 		fmt.Fprintf(&b, "\n\t%s", p)
 	}
 	e.logf("LEAK: %s", b.String())
-	if survivors := killProcesses("/proc", left, leakGrace); len(survivors) > 0 {
+	if survivors := killProcesses(left, leakGrace); len(survivors) > 0 {
 		fmt.Fprintf(&b, "\n%d survived SIGKILL", len(survivors))
 	}
 	return errors.New(b.String())

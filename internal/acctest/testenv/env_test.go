@@ -268,7 +268,7 @@ func TestWatchdog_HarnessKilled(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			_ = killProcesses("/proc", left, time.Second)
+			_ = killProcesses(left, time.Second)
 			t.Fatalf("the watchdog left %v running", left)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -192,7 +191,7 @@ func processAlive(procRoot string, pid int) bool {
 // killProcesses sends SIGTERM to each process, waits up to grace for them
 // to exit, then SIGKILLs the rest and waits briefly for the kernel to remove
 // them. It returns the processes that survived even SIGKILL (normally none).
-func killProcesses(procRoot string, procs []Process, grace time.Duration) []Process {
+func killProcesses(procs []Process, grace time.Duration) []Process {
 	signalAll := func(sig syscall.Signal) {
 		for _, p := range procs {
 			// ESRCH means it is already gone, which is the goal.
@@ -204,7 +203,7 @@ func killProcesses(procRoot string, procs []Process, grace time.Duration) []Proc
 		for {
 			var alive []Process
 			for _, p := range procs {
-				if processAlive(procRoot, p.PID) {
+				if processAlive("/proc", p.PID) {
 					alive = append(alive, p)
 				}
 			}
@@ -244,6 +243,3 @@ func selfRSS() int64 {
 	}
 	return statusBytes(status, "VmRSS")
 }
-
-// isNotExist is errors.Is(err, fs.ErrNotExist), named for readability.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

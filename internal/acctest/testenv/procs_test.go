@@ -136,7 +136,7 @@ func TestKillProcesses_RealProcess(t *testing.T) {
 		t.Fatalf("the marked process %d was not found", cmd.Process.Pid)
 	}
 	t0 := time.Now()
-	if survivors := killProcesses("/proc", found, 300*time.Millisecond); len(survivors) != 0 {
+	if survivors := killProcesses(found, 300*time.Millisecond); len(survivors) != 0 {
 		t.Fatalf("survivors: %v", survivors)
 	}
 	if d := time.Since(t0); d < 300*time.Millisecond {

@@ -158,7 +158,7 @@ func runWatchdog(spec string, parent io.Reader, log io.Writer) int {
 	for _, p := range left {
 		fmt.Fprintf(log, "watchdog: killing leftover %s\n", p)
 	}
-	if survivors := killProcesses("/proc", left, leakGrace); len(survivors) > 0 {
+	if survivors := killProcesses(left, leakGrace); len(survivors) > 0 {
 		fmt.Fprintf(log, "watchdog: %d processes survived SIGKILL\n", len(survivors))
 		code = 1
 	}

@@ -136,8 +136,8 @@ func runCommand(args []string, env *testenv.Env, sigs <-chan os.Signal) int {
 			return exitCode(err)
 		case s := <-sigs:
 			forwarded++
-			sig := s.(syscall.Signal)
-			if forwarded > 1 {
+			sig, ok := s.(syscall.Signal)
+			if !ok || forwarded > 1 {
 				fmt.Fprintf(os.Stderr, "testenv: %v again: killing the command\n", s)
 				sig = syscall.SIGKILL
 			} else {
