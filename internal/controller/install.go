@@ -91,12 +91,14 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 		tflog.Debug(ctx, "stage applied", map[string]any{"stage": st.String(), "elapsed_ms": time.Since(started).Milliseconds()})
 	}
 
-	diags.Append(in.prune(ctx, removedEntries(prior, done))...)
+	removed := removedEntries(prior, done)
+	diags.Append(in.prune(ctx, removed)...)
 	if diags.HasError() {
 		return done, diags
 	}
 	if crossesV1(priorVersion, version) && !servesConversionWebhook(objs) {
-		diags.Append(in.removeWebhookLeftovers(ctx, namespace, done)...)
+		// What the prune just deleted needs no second request.
+		diags.Append(in.removeWebhookLeftovers(ctx, namespace, slices.Concat(done, removed))...)
 	}
 	tflog.Info(ctx, "agent-sandbox controller bundle applied", map[string]any{
 		"version": version, "objects": len(done), "elapsed_ms": time.Since(started).Milliseconds(),
@@ -413,14 +415,15 @@ var webhookLeftovers = []struct {
 }
 
 // removeWebhookLeftovers deletes v0.5's webhook objects from namespace,
-// except any the new bundle itself contains.
-func (in *installer) removeWebhookLeftovers(ctx context.Context, namespace string, applied []inventoryEntry) diag.Diagnostics {
+// except those in skip: objects the new bundle itself contains, or that the
+// prune already deleted.
+func (in *installer) removeWebhookLeftovers(ctx context.Context, namespace string, skip []inventoryEntry) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if namespace == "" {
 		return diags
 	}
 	inBundle := map[objectKey]bool{}
-	for _, e := range applied {
+	for _, e := range skip {
 		inBundle[e.key()] = true
 	}
 	var gone []kube.ObjectRef

@@ -94,7 +94,10 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 			},
 			{
 				// Upgrade in place.
-				PreConfig: func() { upgradeStart = time.Now() },
+				PreConfig: func() {
+					upgradeStart = time.Now()
+					kube.ResetRequestCounts()
+				},
 				Config:    configRelease(rs.URL, "v1.0.7"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
@@ -105,7 +108,12 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
-						t.Logf("upgrade v0.5.6 → v1.0.7 applied in %s", time.Since(upgradeStart).Round(time.Millisecond))
+						var total int64
+						for _, n := range kube.RequestCounts() {
+							total += n
+						}
+						t.Logf("upgrade v0.5.6 → v1.0.7 (plan, apply, refresh) took %s and %d Kubernetes requests: %v",
+							time.Since(upgradeStart).Round(time.Millisecond), total, kube.RequestCounts())
 						return nil
 					},
 					checkGone(webhookObjects...),
