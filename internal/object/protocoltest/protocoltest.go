@@ -41,7 +41,10 @@ func Value(typ tftypes.Type, v any) tftypes.Value {
 	}
 	switch tt := typ.(type) {
 	case tftypes.Object:
-		in := v.(map[string]any)
+		in, ok := v.(map[string]any)
+		if !ok {
+			panic(fmt.Sprintf("%s needs a map[string]any, got %T", tt, v))
+		}
 		for k := range in {
 			if _, ok := tt.AttributeTypes[k]; !ok {
 				panic(fmt.Sprintf("no attribute %q in %s", k, tt))
@@ -53,9 +56,9 @@ func Value(typ tftypes.Type, v any) tftypes.Value {
 		}
 		return tftypes.NewValue(typ, vals)
 	case tftypes.List:
-		return tftypes.NewValue(typ, elements(tt.ElementType, v.([]any)))
+		return tftypes.NewValue(typ, elements(tt.ElementType, v))
 	case tftypes.Set:
-		return tftypes.NewValue(typ, elements(tt.ElementType, v.([]any)))
+		return tftypes.NewValue(typ, elements(tt.ElementType, v))
 	case tftypes.Map:
 		vals := map[string]tftypes.Value{}
 		switch m := v.(type) {
@@ -80,7 +83,11 @@ func Value(typ tftypes.Type, v any) tftypes.Value {
 	}
 }
 
-func elements(typ tftypes.Type, in []any) []tftypes.Value {
+func elements(typ tftypes.Type, v any) []tftypes.Value {
+	in, ok := v.([]any)
+	if !ok {
+		panic(fmt.Sprintf("a list or set of %s needs a []any, got %T", typ, v))
+	}
 	out := make([]tftypes.Value, 0, len(in))
 	for _, e := range in {
 		out = append(out, Value(typ, e))
