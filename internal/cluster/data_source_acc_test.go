@@ -1,4 +1,4 @@
-package acctest
+package cluster_test
 
 import (
 	"regexp"
@@ -10,21 +10,25 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest"
 )
 
-// TestAccProvider_servedThroughHarness proves the whole chain a resource
-// test relies on: terraform-plugin-testing runs the real terraform CLI,
-// which talks to the provider served in-process by
-// ProtoV6ProviderFactories, configured by ProviderConfig to reach the
-// harness's cluster, whose CRDs and RuntimeClass it then reads.
-func TestAccProvider_servedThroughHarness(t *testing.T) {
-	host := RESTConfig(t).Host
+func TestMain(m *testing.M) { acctest.Main(m) }
+
+// TestAccClusterDataSource_basic reads the harness's real cluster: its
+// version, the agent-sandbox CRDs the harness installed and the gVisor
+// RuntimeClass, through the provider served in-process and configured by
+// acctest.ProviderConfig. It also proves the chain every resource test
+// relies on.
+func TestAccClusterDataSource_basic(t *testing.T) {
+	host := acctest.RESTConfig(t).Host
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { PreCheck(t) },
-		ProtoV6ProviderFactories: ProtoV6ProviderFactories,
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: ConfigCompose(
-				ProviderConfig(),
+			Config: acctest.ConfigCompose(
+				acctest.ProviderConfig(),
 				`data "agentsandbox_cluster" "this" {}`,
 				// A core resource depending on the data source: the
 				// provider's values flow through a plan and an apply.
