@@ -98,7 +98,7 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 					upgradeStart = time.Now()
 					kube.ResetRequestCounts()
 				},
-				Config:    configRelease(rs.URL, "v1.0.7"),
+				Config: configRelease(rs.URL, "v1.0.7"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
 				},
