@@ -598,8 +598,9 @@ func (r *controllerResource) apply(ctx context.Context, plan *controllerModel, p
 	}
 	if want := plan.AppliedManifestSHA256; !want.IsNull() && !want.IsUnknown() && want.ValueString() != bundle.SHA256 {
 		diags.AddAttributeError(plan.source().attrPath(), "Manifest changed since the plan",
-			fmt.Sprintf("The manifest from %s had SHA-256 %s when the plan was made and now has %s; nothing was applied. "+
-				"Plan again to see what the new manifest installs, and pin it with manifest_sha256.",
+			fmt.Sprintf("The manifest from %s had SHA-256 %s when this plan was made (or when it was last applied) and "+
+				"now has %s; nothing was applied. Plan again to see what the new manifest installs, and pin it with "+
+				"manifest_sha256.",
 				plan.source().describe(), want.ValueString(), bundle.SHA256))
 		return nil, diags
 	}
