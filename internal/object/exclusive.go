@@ -229,7 +229,7 @@ func encodeFieldsV1(s *fieldpath.Set) (*metav1.FieldsV1, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding managed fields: %w", err)
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 // describeStray lists the stray fields' leaves, sorted, one per line.

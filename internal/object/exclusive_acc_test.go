@@ -120,8 +120,8 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 		t.Errorf("another applier's nodeSelector survived: %s", specString(live))
 	}
 	for _, e := range live.GetManagedFields() {
-		if e.Manager == "other-applier" && e.Operation == metav1.ManagedFieldsOperationApply && strings.Contains(string(e.FieldsV1.Raw), "nodeSelector") {
-			t.Errorf("other-applier still owns the nodeSelector: %s", e.FieldsV1.Raw)
+		if e.Manager == "other-applier" && e.Operation == metav1.ManagedFieldsOperationApply && strings.Contains(e.FieldsV1.GetRawString(), "nodeSelector") {
+			t.Errorf("other-applier still owns the nodeSelector: %s", e.FieldsV1.GetRawString())
 		}
 	}
 }

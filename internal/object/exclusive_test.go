@@ -29,7 +29,7 @@ func sandboxWithExtraContainer() *unstructured.Unstructured {
 }
 
 func fieldsV1Raw(s string) *metav1.FieldsV1 {
-	return &metav1.FieldsV1{Raw: []byte(strings.Join(strings.Fields(s), ""))}
+	return metav1.NewFieldsV1(strings.Join(strings.Fields(s), ""))
 }
 
 func TestStrayFieldsFindsOnlyOthersAdditionsUnderThePaths(t *testing.T) {
@@ -80,7 +80,7 @@ func TestReassignMovesStrayFieldsToOurApplyEntry(t *testing.T) {
 	}
 	for _, e := range entries {
 		if e.Manager == "kubectl-edit" {
-			t.Errorf("kubectl-edit still has an entry: %s", e.FieldsV1.Raw)
+			t.Errorf("kubectl-edit still has an entry: %s", e.FieldsV1.GetRawString())
 		}
 	}
 	obj.SetManagedFields(entries)
@@ -91,7 +91,7 @@ func TestReassignMovesStrayFieldsToOurApplyEntry(t *testing.T) {
 	if len(owned) != 0 {
 		t.Errorf("after reassigning, still stray: %s", describeStray(owned))
 	}
-	ours := string(entries[0].FieldsV1.Raw)
+	ours := entries[0].FieldsV1.GetRawString()
 	if !strings.Contains(ours, `k:{\"name\":\"extra\"}`) || !strings.Contains(ours, `f:team`) {
 		t.Errorf("our entry = %s; want the extra container added and our own fields kept", ours)
 	}

@@ -87,7 +87,7 @@ func field(want any, path ...string) func(*unstructured.Unstructured) error {
 	return func(obj *unstructured.Unstructured) error {
 		got, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
 		if err != nil || !found {
-			return fmt.Errorf("%s not found (%v)", strings.Join(path, "."), err)
+			return fmt.Errorf("%s not found (%w)", strings.Join(path, "."), err)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("%s = %v, want %v", strings.Join(path, "."), got, want)

@@ -95,7 +95,7 @@ func field(want any, path ...string) func(*unstructured.Unstructured) error {
 	return func(obj *unstructured.Unstructured) error {
 		got, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
 		if err != nil || !found {
-			return fmt.Errorf("%s not found (%v)", strings.Join(path, "."), err)
+			return fmt.Errorf("%s not found (%w)", strings.Join(path, "."), err)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("%s = %v, want %v", strings.Join(path, "."), got, want)
@@ -342,7 +342,7 @@ func TestAccSandboxTemplate_replace(t *testing.T) {
 			Check: func(*terraform.State) error {
 				_, err := acctest.GetObject(context.Background(), acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name})
 				if !apierrors.IsNotFound(err) {
-					return fmt.Errorf("the old template is still there (%v)", err)
+					return fmt.Errorf("the old template is still there (%w)", err)
 				}
 				return nil
 			},
