@@ -3,6 +3,7 @@ package sandboxclaim_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -706,4 +707,24 @@ resource "agentsandbox_sandbox_claim" "test" {
 			},
 		},
 	))
+}
+
+// TestAccSandboxClaim_examplePlans plans the documentation's example, with
+// the template and pool examples it refers to, so the registry page never
+// shows a configuration the schema or its validation refuses. Resources of
+// other providers (the pool example's autoscaler) are left out.
+func TestAccSandboxClaim_examplePlans(t *testing.T) {
+	var parts []string
+	for _, typ := range []string{"agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_sandbox_claim"} {
+		b, err := os.ReadFile("../../examples/resources/" + typ + "/resource.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, regexp.MustCompile(`(?ms)^resource "kubernetes_[^"]*" "[^"]*" \{.*?^\}\n`).ReplaceAllString(string(b), ""))
+	}
+	resource.Test(t, testCase(t, resource.TestStep{
+		Config:             config(strings.Join(parts, "\n")),
+		PlanOnly:           true,
+		ExpectNonEmptyPlan: true,
+	}))
 }

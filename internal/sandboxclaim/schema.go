@@ -136,7 +136,9 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"controller adopts a ready sandbox from the pool (which then replenishes) or, when none is ready or the " +
 			"claim sets `env`, cold-starts one from the pool's template. By default the apply waits until the sandbox " +
 			"is ready and reports its name and pod IPs. Destroying the claim removes its sandbox.\n\n" +
-			"Changing `warm_pool` or `env` replaces the claim (and so its sandbox); everything else changes in place.",
+			"Changing `warm_pool` or `env` in the configuration replaces the claim (and so its sandbox); everything else " +
+			"changes in place. An edit made outside Terraform, even of those two, is drift that the next apply reverts " +
+			"in place, keeping the sandbox. Default timeouts: 5 minutes each.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

@@ -3,6 +3,7 @@ package warmpool_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -819,3 +820,35 @@ resource "agentsandbox_warm_pool" "test" {
 	}
 	resource.Test(t, tc)
 }
+
+// TestAccWarmPool_examplePlans plans the documentation's example (with the
+// template example it refers to) against the provider, so the registry page
+// never shows a configuration the schema or its validation refuses. The
+// HorizontalPodAutoscaler belongs to another provider, which is not
+// installed here, and is left out.
+func TestAccWarmPool_examplePlans(t *testing.T) {
+	resource.Test(t, testCase(t, resource.TestStep{
+		Config:             config(exampleConfig(t, "agentsandbox_sandbox_template", "agentsandbox_warm_pool")),
+		PlanOnly:           true,
+		ExpectNonEmptyPlan: true,
+	}))
+}
+
+// exampleConfig joins the resource.tf examples of the given types, without
+// the blocks of resources of other providers.
+func exampleConfig(t *testing.T, types ...string) string {
+	t.Helper()
+	var parts []string
+	for _, typ := range types {
+		b, err := os.ReadFile("../../examples/resources/" + typ + "/resource.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, foreignBlock.ReplaceAllString(string(b), ""))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// foreignBlock is a top-level resource block of another provider: from its
+// first line to the first closing brace at the start of a line.
+var foreignBlock = regexp.MustCompile(`(?ms)^resource "kubernetes_[^"]*" "[^"]*" \{.*?^\}\n`)

@@ -94,7 +94,10 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"By default the apply waits until every sandbox of the pool is ready. To let a HorizontalPodAutoscaler " +
 			"(or KEDA) size the pool, set `replicas_managed_externally = true` and target the pool's scale " +
 			"subresource (`apiVersion: extensions.agents.x-k8s.io/v1beta1`, `kind: SandboxWarmPool`): the autoscaler's " +
-			"changes then never show in a plan.",
+			"changes then never show in a plan.\n\n" +
+			"The template must exist when the pool is created or pointed at it; the apply fails before writing anything " +
+			"otherwise. Destroying the pool removes its unclaimed sandboxes and waits until they are gone; sandboxes " +
+			"already claimed belong to their claims and stay. Default timeouts: 10 minutes to create or update, 5 to delete.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
