@@ -53,9 +53,12 @@ func cliConfig(t testing.TB) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	rc := filepath.Join(dir, "dev.tfrc")
+	// Both addresses, so that OpenTofu (TF_ACC_TERRAFORM_PATH=tofu), which
+	// resolves "agentsandbox/agentsandbox" on its own registry, uses it too.
 	if err := os.WriteFile(rc, fmt.Appendf(nil, `provider_installation {
   dev_overrides {
-    "registry.terraform.io/agentsandbox/agentsandbox" = %q
+    "registry.terraform.io/agentsandbox/agentsandbox" = %[1]q
+    "registry.opentofu.org/agentsandbox/agentsandbox" = %[1]q
   }
   direct {}
 }
