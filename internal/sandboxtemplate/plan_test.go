@@ -159,3 +159,23 @@ func TestPlanRendersRulesWithoutACluster(t *testing.T) {
 		t.Errorf("network_policy_rendered = %v, want null", planned["network_policy_rendered"])
 	}
 }
+
+// TestLooseningWarns: the hardened defaults are the plan's values, and
+// loosening one is legal but warned about at its attribute, through this
+// resource as through any user of package podtemplate.
+func TestLooseningWarns(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	diags := s.ValidateResource(t, sandboxtemplate.ResourceType, base(map[string]any{"pod_template": map[string]any{
+		"automount_service_account_token": true,
+		"containers":                      []any{container(nil)},
+	}}))
+	if errs := protocoltest.Errors(diags); len(errs) > 0 {
+		t.Fatal(protocoltest.Describe(errs))
+	}
+	if warningsAt(diags, "pod_template.automount_service_account_token") != 1 {
+		t.Errorf("want a warning at pod_template.automount_service_account_token: %s", protocoltest.Describe(diags))
+	}
+	if diags := s.ValidateResource(t, sandboxtemplate.ResourceType, base(nil)); len(diags) != 0 {
+		t.Errorf("the defaults warn: %s", protocoltest.Describe(diags))
+	}
+}
