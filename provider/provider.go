@@ -15,6 +15,10 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/controller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeres"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/networkpolicy"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandbox"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxclaim"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/warmpool"
 )
 
 // RegistryAddress is where the provider is published.
@@ -87,6 +91,10 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 		controller.NewResource,
 		gkeres.NewNodePoolResource,
 		gkeres.NewAddonResource,
+		sandboxtemplate.NewResource,
+		sandbox.NewResource,
+		warmpool.NewResource,
+		sandboxclaim.NewResource,
 	}
 }
 
@@ -95,5 +103,9 @@ func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.
 		cluster.NewDataSource,
 		gkeres.NewClusterDataSource,
 		networkpolicy.NewDataSource,
+		sandboxtemplate.NewDataSource,
+		sandbox.NewDataSource,
+		warmpool.NewDataSource,
+		sandboxclaim.NewDataSource,
 	}
 }

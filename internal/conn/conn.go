@@ -59,6 +59,11 @@ func (m *Meta) FieldManager() string { return m.settings.FieldManager }
 // GKEProject is the provider's default project ("" when none is configured).
 func (m *Meta) GKEProject() string { return m.settings.GKE.Project }
 
+// GKECluster is the cluster named by kubernetes.gke_cluster ("" when the
+// connection does not come from GKE), so resources can ask the container
+// API about the cluster they install into.
+func (m *Meta) GKECluster() string { return m.settings.Kube.GKECluster }
+
 // Kube returns the shared Kubernetes client, building it on first use.
 func (m *Meta) Kube(ctx context.Context) (*kube.Client, diag.Diagnostics) {
 	var diags diag.Diagnostics
