@@ -217,7 +217,7 @@ func (e *Env) start(ctx context.Context) error {
 		return err
 	}
 	if e.opts.NoCRDs {
-		e.logf("CRDs not installed (%s=1)", NoCRDsVar)
+		e.logf("agent-sandbox CRDs not installed by the harness (Options.NoCRDs, %s=1): whatever runs inside installs them", NoCRDsVar)
 	} else {
 		t0 := time.Now()
 		objs, err := SandboxCRDs()
