@@ -211,9 +211,28 @@ func finishUp(dir string, st *state) error {
 	}
 	fmt.Fprintln(os.Stderr, "What is running (and what is simulated):")
 	for _, d := range st.Describe {
-		fmt.Fprintln(os.Stderr, "  - "+d)
+		fmt.Fprintln(os.Stderr, wrap(d, 110, "  - ", "    "))
 	}
 	return nil
+}
+
+// wrap breaks s into lines of at most width characters at spaces, the
+// first prefixed by first and the others by rest.
+func wrap(s string, width int, first, rest string) string {
+	var b strings.Builder
+	line := first
+	for _, w := range strings.Fields(s) {
+		if len(line) > len(rest) && len(line)+1+len(w) > width {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = rest
+		}
+		if line != first && line != rest {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
 }
 
 func serve(dir, bin string) error {
