@@ -118,6 +118,14 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// ValidateConfig cannot judge an owner not known while validating; by
+	// the time the plan is final (during apply) it is known.
+	if !config.Replicas.IsNull() && !plan.ReplicasManagedExternally.IsUnknown() && plan.ReplicasManagedExternally.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("replicas"), "Replicas set while managed externally",
+			"replicas is set, but replicas_managed_externally turned out to be true, which leaves spec.replicas to another "+
+				"controller. Remove replicas, or make replicas_managed_externally false.")
+		return
+	}
 	if config.Replicas.IsNull() {
 		switch {
 		case plan.ReplicasManagedExternally.IsUnknown():
