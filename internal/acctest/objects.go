@@ -117,8 +117,13 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, cond func(
 	var condErr error
 	t0 := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		var done bool
-		done, status, condErr = cond(ctx)
+		done, st, cerr := cond(ctx)
+		if !done && cerr == nil && ctx.Err() != nil {
+			// The deadline cut this poll short: its status is only
+			// "context deadline exceeded", so keep the last real one.
+			return false, nil //nolint:nilerr // the deadline ends the poll; PollUntilContextTimeout reports it
+		}
+		status, condErr = st, cerr
 		return done || condErr != nil, nil
 	})
 	switch {
