@@ -367,7 +367,7 @@ func TestAccHelpers_objectChecks(t *testing.T) {
 	}
 	// Short bound: CheckDestroy would otherwise wait GoneTimeout for an
 	// object that is not going away.
-	if err := checkDestroy("fake_config_map", gvr, 2*time.Second)(state); err == nil || !strings.Contains(err.Error(), "still exists and is not being deleted") {
+	if err := checkDestroy("fake_config_map", gvr, 5*time.Second)(state); err == nil || !strings.Contains(err.Error(), "still exists and is not being deleted") {
 		t.Errorf("CheckDestroy while the object exists = %v", err)
 	}
 	if err := CheckDisappears(address, gvr)(state); err != nil {
