@@ -62,6 +62,13 @@
 // set this way (host namespaces, hostPath volumes, unconfined AppArmor,
 // unmasked /proc) produce the same kind of warning as loosened defaults.
 //
+// On refresh pod_spec_overrides also reports every field of the live spec
+// that the typed schema cannot express and the configured override does not
+// declare, whether or not an override is configured: hostNetwork patched in
+// out of band reads back as `{"hostNetwork":true}`, so the plan shows it,
+// and the apply (exclusive below spec, see object.Kind.ApplyExclusive)
+// removes it. Without such fields the prior value is kept as it is.
+//
 // # Round trip
 //
 // [Flatten] is written so that an object the provider wrote reads back

@@ -23,9 +23,10 @@ import (
 // decides spelling, never content: a quantity equal to the prior one keeps
 // the prior spelling, an absent list or map is reported as empty when the
 // prior was empty, a value the server fills in by default and the prior left
-// unset stays unset, and pod_spec_overrides keeps its prior text while the
-// live fields it sets still match it. Any other difference is reported as it
-// is live, so out-of-band changes show up as drift.
+// unset stays unset, and pod_spec_overrides keeps its prior text (or stays
+// null) while the live fields it sets still match it and the live spec has
+// no other field the typed attributes cannot express. Any other difference is reported as
+// it is live, so out-of-band changes show up as drift.
 func Flatten(ctx context.Context, live agentsv1beta1.PodTemplate, prior types.Object) (types.Object, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	f := flattener{ctx: ctx, diags: &diags}
@@ -58,18 +59,16 @@ func Flatten(ctx context.Context, live agentsv1beta1.PodTemplate, prior types.Ob
 	}
 	m.ImagePullSecrets = f.strList(secrets, pm.ImagePullSecrets)
 
-	// Overrides are read back only when the prior says they are managed, or
-	// when there is no prior at all (import: the residual fields become the
-	// override so that nothing the typed schema cannot express is lost).
-	if !priorKnown || !pm.PodSpecOverrides.IsNull() {
-		s, ok, err := flattenOverrides(spec, pm.PodSpecOverrides.ValueString(), priorKnown)
-		if err != nil {
-			diags.AddError("Reading pod_spec_overrides", fmt.Sprintf("Could not compare the live pod spec with pod_spec_overrides: %v", err))
-		}
-		if ok {
-			m.PodSpecOverrides = types.StringValue(s)
-		}
+	// pod_spec_overrides reports what the typed attributes cannot: with no
+	// prior (import) every residual field, otherwise the override's fields
+	// as they are live plus any residual field the override does not
+	// declare (added out of band, such as hostNetwork), so that the plan
+	// shows it and the exclusive apply removes it.
+	ov, err := flattenOverrides(spec, pm.PodSpecOverrides, priorKnown)
+	if err != nil {
+		diags.AddError("Reading pod_spec_overrides", fmt.Sprintf("Could not compare the live pod spec with pod_spec_overrides: %v", err))
 	}
+	m.PodSpecOverrides = ov
 	if diags.HasError() {
 		return Null(), diags
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -385,48 +386,197 @@ func mergeByName(base, top any) any {
 	return out
 }
 
-// flattenOverrides decides the state value of pod_spec_overrides. With a
-// prior string, the live spec is projected onto the override's fields: when
-// the projection equals the override, the prior spelling is kept; otherwise
-// the projection (what the cluster has for those fields) is reported, so the
-// plan shows the drift. With no prior at all (import), the override is the
-// residual: the live fields the typed schema cannot express.
-func flattenOverrides(live corev1.PodSpec, prior string, priorKnown bool) (string, bool, error) {
+// flattenOverrides decides the state value of pod_spec_overrides.
+//
+// With no prior at all (import), the override is the residual: the live
+// fields the typed schema cannot express.
+//
+// With a prior (refresh, and the state written after an apply), the live
+// spec is projected onto the override's fields, and its residual is searched
+// for fields the override does not declare. When the projection equals the
+// override and there are no such fields, the prior is kept as it is (its
+// spelling, or null). Otherwise the projection plus the undeclared fields is
+// reported, so the plan shows the drift: a field the typed schema does not
+// model that someone added out of band (hostNetwork, a hostPath volume, a
+// container's appArmorProfile) is not invisible, and the exclusive apply
+// that follows removes it.
+func flattenOverrides(live corev1.PodSpec, prior types.String, priorKnown bool) (types.String, error) {
 	liveMap, err := toMap(live)
 	if err != nil {
-		return "", false, err
+		return types.StringNull(), err
+	}
+	// Which volumes are typed is decided on the typed spec: an empty
+	// source (emptyDir: {}) vanishes from the pruned JSON tree.
+	typedVolumes := map[string]bool{}
+	for _, v := range live.Volumes {
+		if v.EmptyDir != nil || v.ConfigMap != nil || v.Secret != nil || v.PersistentVolumeClaim != nil {
+			typedVolumes[v.Name] = true
+		}
 	}
 	if !priorKnown {
-		// Which volumes are typed is decided on the typed spec: an empty
-		// source (emptyDir: {}) vanishes from the pruned JSON tree.
-		typedVolumes := map[string]bool{}
-		for _, v := range live.Volumes {
-			if v.EmptyDir != nil || v.ConfigMap != nil || v.Secret != nil || v.PersistentVolumeClaim != nil {
-				typedVolumes[v.Name] = true
-			}
-		}
-		res := residual(liveMap, typedVolumes)
+		res := residual(liveMap, typedVolumes, false)
 		if len(res) == 0 {
-			return "", false, nil
+			return types.StringNull(), nil
 		}
 		s, err := canonicalJSON(res)
-		return s, err == nil, err
+		if err != nil {
+			return types.StringNull(), err
+		}
+		return types.StringValue(s), nil
 	}
-	ov, err := parseOverrides(prior)
-	if err != nil {
-		// The prior was accepted by validation, so this should not happen;
-		// keep it rather than fail a refresh (the next plan validates it).
-		return prior, true, nil //nolint:nilerr // an unreadable prior is kept, not an error of the read
+	ov := map[string]any{}
+	declared := !prior.IsNull() && !prior.IsUnknown()
+	if declared {
+		if ov, err = parseOverrides(prior.ValueString()); err != nil {
+			// The prior was accepted by validation, so this should not
+			// happen; keep it rather than fail a refresh (the next plan
+			// validates it).
+			return prior, nil //nolint:nilerr // an unreadable prior is kept, not an error of the read
+		}
 	}
 	proj, _ := prune(project(liveMap, ov)).(map[string]any)
 	if proj == nil {
 		proj = map[string]any{}
 	}
-	if reflect.DeepEqual(proj, ov) {
-		return prior, true, nil
+	extra := undeclared(residual(liveMap, typedVolumes, true), ov, "")
+	if len(extra) == 0 {
+		if !declared {
+			return types.StringNull(), nil
+		}
+		if reflect.DeepEqual(proj, ov) {
+			return prior, nil
+		}
 	}
-	s, err := canonicalJSON(proj)
-	return s, err == nil, err
+	s, err := canonicalJSON(mergeNamed(proj, extra))
+	if err != nil {
+		return types.StringNull(), err
+	}
+	return types.StringValue(s), nil
+}
+
+// crdDefaults are the values the CRD schema defaults below fields that only
+// pod_spec_overrides can set and that survive the typed read (a defaulted
+// "" with omitempty does not): a volume source the override declares reads
+// back with them although the override left them out, so they are not
+// undeclared additions. Paths are JSON field names, "[]" for a list entry.
+// TestCRDDefaultsAreKnown keeps this in step with the CRDs.
+var crdDefaults = map[string]any{
+	"volumes[].azureDisk.fsType":     "ext4",
+	"volumes[].azureDisk.readOnly":   false,
+	"volumes[].iscsi.iscsiInterface": "default",
+	"volumes[].rbd.keyring":          "/etc/ceph/keyring",
+	"volumes[].rbd.pool":             "rbd",
+	"volumes[].rbd.user":             "admin",
+	"volumes[].scaleIO.fsType":       "xfs",
+	"volumes[].scaleIO.storageMode":  "ThinProvisioned",
+}
+
+// undeclared returns the fields of the residual res that the override ov
+// does not declare: keys ov lacks, recursively through objects, and entries
+// of named lists (containers, volumes, sysctls, ...) whose name ov lacks; an
+// entry ov names is searched in turn, and keeps its name when anything is
+// left. A field ov declares is not searched further when it is a scalar or
+// an unnamed list: the projection compares its value. A value the CRD
+// defaults (crdDefaults) counts as declared. at is res's path.
+func undeclared(res, ov map[string]any, at string) map[string]any {
+	out := map[string]any{}
+	for k, rv := range res {
+		p := k
+		if at != "" {
+			p = at + "." + k
+		}
+		ovv, ok := ov[k]
+		if !ok {
+			if def, isDefault := crdDefaults[p]; !isDefault || !reflect.DeepEqual(def, rv) {
+				out[k] = rv
+			}
+			continue
+		}
+		switch r := rv.(type) {
+		case map[string]any:
+			if o, ok := ovv.(map[string]any); ok {
+				if sub := undeclared(r, o, p); len(sub) > 0 {
+					out[k] = sub
+				}
+			}
+		case []any:
+			o, _ := ovv.([]any)
+			if !named(r) || !named(o) {
+				continue
+			}
+			byName := map[string]map[string]any{}
+			for _, e := range o {
+				byName[nameOf(e)], _ = e.(map[string]any)
+			}
+			var entries []any
+			for _, e := range r {
+				oe, ok := byName[nameOf(e)]
+				if !ok {
+					entries = append(entries, e)
+					continue
+				}
+				em, _ := e.(map[string]any)
+				if sub := undeclared(em, oe, p+"[]"); len(sub) > 0 {
+					sub["name"] = nameOf(e)
+					entries = append(entries, sub)
+				}
+			}
+			if len(entries) > 0 {
+				out[k] = entries
+			}
+		}
+	}
+	return out
+}
+
+// mergeNamed returns a with b's fields added (their fields do not
+// overlap): objects merge recursively, lists of named objects by name
+// (a's entries first, in a's order), anything else is b's.
+func mergeNamed(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, bv := range b {
+		av, ok := out[k]
+		if !ok {
+			out[k] = bv
+			continue
+		}
+		am, aok := av.(map[string]any)
+		bm, bok := bv.(map[string]any)
+		if aok && bok {
+			out[k] = mergeNamed(am, bm)
+			continue
+		}
+		al, _ := av.([]any)
+		bl, _ := bv.([]any)
+		if named(al) && named(bl) {
+			byName := map[string]map[string]any{}
+			for _, e := range bl {
+				byName[nameOf(e)], _ = e.(map[string]any)
+			}
+			var l []any
+			for _, e := range al {
+				n := nameOf(e)
+				if be, ok := byName[n]; ok {
+					em, _ := e.(map[string]any)
+					e = mergeNamed(em, be)
+					delete(byName, n)
+				}
+				l = append(l, e)
+			}
+			for _, e := range bl {
+				if _, left := byName[nameOf(e)]; left {
+					l = append(l, e)
+				}
+			}
+			out[k] = l
+			continue
+		}
+		out[k] = bv
+	}
+	return out
 }
 
 // project keeps of live only what shape has: the same keys, recursively;
@@ -500,8 +650,11 @@ func named(l []any) bool {
 
 // residual removes from a live spec every field the typed schema expresses.
 // A container keeps its name when anything else is left; a typed volume
-// (named in typedVolumes) goes entirely: the typed schema holds it.
-func residual(live map[string]any, typedVolumes map[string]bool) map[string]any {
+// (named in typedVolumes) goes entirely: the typed schema holds it. With
+// typedExtras a typed volume's fields besides its typed source are kept
+// too (under its name), which only a refresh wants: an import could not
+// express them, as an override may not name a typed volume.
+func residual(live map[string]any, typedVolumes map[string]bool, typedExtras bool) map[string]any {
 	out := map[string]any{}
 	for k, v := range live {
 		if _, keyed := keyedLists[k]; keyed {
@@ -511,13 +664,19 @@ func residual(live map[string]any, typedVolumes map[string]bool) map[string]any 
 				if !ok {
 					continue
 				}
+				owned := containerOwned
 				if k == "volumes" {
-					if n, _ := m["name"].(string); !typedVolumes[n] {
+					n, _ := m["name"].(string)
+					if !typedVolumes[n] {
 						entries = append(entries, m)
+						continue
 					}
-					continue
+					if !typedExtras {
+						continue
+					}
+					owned = volumeOwned
 				}
-				rest, _ := prune(without(m, containerOwned)).(map[string]any)
+				rest, _ := prune(without(m, owned)).(map[string]any)
 				delete(rest, "name")
 				if len(rest) > 0 {
 					rest["name"] = m["name"]
@@ -536,6 +695,14 @@ func residual(live map[string]any, typedVolumes map[string]bool) map[string]any 
 		}
 	}
 	return out
+}
+
+// volumeOwned is every Volume field the typed schema owns.
+var volumeOwned = map[string]owner{
+	"emptyDir":              whole("empty_dir"),
+	"configMap":             whole("config_map"),
+	"secret":                whole("secret"),
+	"persistentVolumeClaim": whole("persistent_volume_claim"),
 }
 
 // without returns m minus the fields owned claims.

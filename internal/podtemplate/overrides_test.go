@@ -62,17 +62,22 @@ func TestFlattenOverrides(t *testing.T) {
 	t.Run("drift reports the live values of the override's fields", func(t *testing.T) {
 		changed := *live.DeepCopy()
 		changed.Spec.Hostname = "other"
-		changed.Spec.Subdomain = "not-managed" // not in the override: not reported
+		changed.Spec.Subdomain = "not-declared" // not in the override: reported as well
 		got := overrides(mustFlatten(t, serverRoundTrip(t, changed), planned)).ValueString()
-		want := `{"containers":[{"name":"main","stdin":true}],"hostname":"other","overhead":{"cpu":"1"}}`
+		want := `{"containers":[{"name":"main","stdin":true}],"hostname":"other","overhead":{"cpu":"1"},"subdomain":"not-declared"}`
 		if got != want {
 			t.Errorf("pod_spec_overrides = %s\nwant %s", got, want)
 		}
 	})
-	t.Run("not managed without a prior override", func(t *testing.T) {
+	t.Run("reported without a prior override", func(t *testing.T) {
+		// The configuration has no override, so every field the typed
+		// schema cannot express is an out-of-band addition: the plan must
+		// show it (and the exclusive apply removes it).
 		plain := h.plan(minimalPod())
-		if got := overrides(mustFlatten(t, live, plain)); !got.IsNull() {
-			t.Errorf("pod_spec_overrides = %v, want null (the configuration does not manage those fields)", got)
+		got := overrides(mustFlatten(t, live, plain))
+		want := `{"containers":[{"name":"main","stdin":true}],"hostname":"agent","overhead":{"cpu":"1"}}`
+		if got.ValueString() != want {
+			t.Errorf("pod_spec_overrides = %v\nwant %s", got, want)
 		}
 	})
 	t.Run("import collects what the typed schema cannot express", func(t *testing.T) {

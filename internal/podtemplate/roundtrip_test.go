@@ -236,7 +236,8 @@ func TestDrift(t *testing.T) {
 			[]string{"pod_template.pod_spec_overrides"}},
 		{"override container field removed", func(p *agentsv1beta1.PodTemplate) { p.Spec.Containers[0].Lifecycle = nil },
 			[]string{"pod_template.pod_spec_overrides"}},
-		{"unmanaged field added", func(p *agentsv1beta1.PodTemplate) { p.Spec.SchedulerName = "custom" }, nil},
+		{"unmodelled field added", func(p *agentsv1beta1.PodTemplate) { p.Spec.SchedulerName = "custom" },
+			[]string{"pod_template.pod_spec_overrides"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := *stored.DeepCopy()

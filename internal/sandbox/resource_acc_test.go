@@ -437,6 +437,26 @@ func TestAccSandbox_drift(t *testing.T) {
 				}),
 			},
 		},
+		resource.TestStep{
+			// Out of band: PodSpec fields the typed schema does not model,
+			// weakening the isolation. The configuration has no
+			// pod_spec_overrides, so they show up there, and the apply
+			// removes them.
+			PreConfig: func() {
+				acctest.Patch(t, ref, k8stypes.MergePatchType, `{"spec": {"podTemplate": {"spec": {"hostNetwork": true}}}}`)
+			},
+			Config:           cfg,
+			ConfigPlanChecks: repaired(`pod_spec_overrides:{"hostNetwork":true}`),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(address, tfjsonpath.New("pod_template").AtMapKey("pod_spec_overrides"), knownvalue.Null()),
+				acctest.ExpectObject(address, gvr, func(obj *unstructured.Unstructured) error {
+					if v, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "podTemplate", "spec", "hostNetwork"); found {
+						return fmt.Errorf("out-of-band hostNetwork survived the apply: %v", v)
+					}
+					return nil
+				}),
+			},
+		},
 	))
 }
 
