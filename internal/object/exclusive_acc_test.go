@@ -87,8 +87,11 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 		t.Errorf("a label outside the declared paths was touched: %v", live.GetLabels())
 	}
 	t.Logf("repairing the drift took %d requests: %v", kube.RequestCount(), kube.RequestCounts())
-	if n := kube.RequestCount(); n != 3 {
-		t.Errorf("repair sent %d requests, want 3 (apply, managedFields patch, apply)", n)
+	// 3 requests (apply, managedFields patch, apply); each resourceVersion
+	// conflict with a concurrent writer (the stand-in controller labels
+	// templates) adds one more patch and apply, up to the attempt limit.
+	if n := kube.RequestCount(); n < 3 || n%2 == 0 || n > 7 {
+		t.Errorf("repair sent %d requests, want 3 (apply, managedFields patch, apply) plus 2 per conflict retry", n)
 	}
 
 	// Nothing to remove: one request.
