@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 )
 
@@ -13,6 +12,30 @@ type Component struct {
 	Name string   // also the subcommand and the log file name
 	Args []string // flags after the subcommand
 	Env  []string // extra environment, appended to the supervisor's
+	// Path, when set, is an external program run with Args instead of the
+	// localcluster binary (the real node's containerd).
+	Path string
+	// Netns, when set, runs the process inside that network namespace (the
+	// real node's), through nsenter, which keeps the pid.
+	Netns string
+	// PrivateMounts runs the process in a mount namespace of its own
+	// (unshare -m, propagation unchanged), see IsolateKubeletMounts.
+	PrivateMounts bool
+}
+
+// argv is the command line that starts the component.
+func (c Component) argv(binary string) []string {
+	argv := append([]string{binary, c.Name}, c.Args...)
+	if c.Path != "" {
+		argv = append([]string{c.Path}, c.Args...)
+	}
+	if c.PrivateMounts {
+		argv = append([]string{"unshare", "--mount", "--propagation", "unchanged", "--"}, argv...)
+	}
+	if c.Netns != "" {
+		argv = append([]string{"nsenter", "--net=" + c.Netns, "--"}, argv...)
+	}
+	return argv
 }
 
 // Names of the components, in start order.
@@ -24,8 +47,25 @@ const (
 	Kwok              = "kwok"
 )
 
-// ComponentNames lists every component in start order.
-var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
+// The real node's components (`up --real-node`), in start order.
+const (
+	NodeProxyName   = "node-proxy"
+	Containerd      = "containerd"
+	NetworkPolicies = "kube-network-policies"
+	Kubelet         = "kubelet"
+)
+
+// ComponentNames lists every component in start order, the real node's
+// last (they run only with --real-node).
+var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, NetworkPolicies, Kubelet}
+
+// componentNames lists the components a cluster with these options runs.
+func componentNames(o Options) []string {
+	if o.RealNode != nil {
+		return ComponentNames
+	}
+	return ComponentNames[:5]
+}
 
 // FakeNodeAnnotation marks the nodes kwok manages. Only annotated nodes are
 // touched, so a real kubelet joined to the same cluster keeps its own nodes.
@@ -69,7 +109,7 @@ func etcdComponent(l Layout, s State) Component {
 
 // apiServerComponent runs kube-apiserver on 127.0.0.1 only.
 func apiServerComponent(l Layout, s State) Component {
-	return Component{Name: APIServer, Args: []string{
+	c := Component{Name: APIServer, Args: []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(s.Ports.APIServer),
@@ -103,6 +143,16 @@ func apiServerComponent(l Layout, s State) Component {
 		"--profiling=false",
 		"--v=1",
 	}}
+	if s.Options.RealNode != nil {
+		// The real kubelet (reached through node-proxy, see the egress
+		// selector) is authenticated both ways with the cluster CA.
+		c.Args = append(c.Args,
+			"--kubelet-client-certificate="+l.PKI("apiserver-kubelet-client.crt"),
+			"--kubelet-client-key="+l.PKI("apiserver-kubelet-client.key"),
+			"--kubelet-certificate-authority="+l.PKI("ca.crt"),
+		)
+	}
+	return c
 }
 
 // controllerManagerComponent runs every default controller, without leader
@@ -173,18 +223,27 @@ func kwokComponent(l Layout, s State) Component {
 
 // Components returns every component of the cluster, in start order.
 func Components(l Layout, s State) []Component {
-	return []Component{
+	comps := []Component{
 		etcdComponent(l, s),
 		apiServerComponent(l, s),
 		controllerManagerComponent(l, s),
 		schedulerComponent(l, s),
 		kwokComponent(l, s),
 	}
+	if s.Options.RealNode != nil {
+		comps = append(comps, realNodeComponents(l, s)...)
+	}
+	return comps
 }
 
 // egressSelectorConfig is written to pki/egress-selector.yaml; see the
-// --egress-selector-config-file flag above.
-func egressSelectorConfig(l Layout) string {
+// --egress-selector-config-file flag above. With the real node, the socket
+// is node-proxy's, which lets through connections to the real kubelet only.
+func egressSelectorConfig(l Layout, s State) string {
+	sock := l.NoClusterNetworkSocket()
+	if s.Options.RealNode != nil {
+		sock = l.NodeEgressSocket()
+	}
 	return fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
 egressSelections:
@@ -194,7 +253,7 @@ egressSelections:
     transport:
       uds:
         udsName: %s
-`, filepath.Join(l.RunDir(), "no-cluster-network.sock"))
+`, sock)
 }
 
 // writeConfigFiles writes the component kubeconfigs, the kwok stages and the
@@ -210,11 +269,17 @@ func writeConfigFiles(l Layout, s State, p *PKI) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(l.PKI("egress-selector.yaml"), []byte(egressSelectorConfig(l)), 0o644); err != nil {
+	if err := os.WriteFile(l.PKI("egress-selector.yaml"), []byte(egressSelectorConfig(l, s)), 0o644); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(l.KwokDir(), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(l.KwokStages(), kwokStages, 0o644)
+	if err := os.WriteFile(l.KwokStages(), kwokStages, 0o644); err != nil {
+		return err
+	}
+	if s.Options.RealNode != nil {
+		return writeRealNodeFiles(l, s, p)
+	}
+	return nil
 }

@@ -50,7 +50,7 @@ func down(l Layout, grace time.Duration, progress io.Writer) error {
 	// Whatever is left (the supervisor was killed, or crashed, or was just
 	// SIGKILLed above) is stopped by pid file.
 	var pids []int
-	for _, name := range append([]string{"supervisor"}, ComponentNames...) {
+	for _, name := range append([]string{"supervisor"}, ComponentNames...) { // all: pid files tell what ran
 		if pid, err := readPid(l.PidFile(name)); err == nil && processAlive(pid, l.Dir) {
 			pids = append(pids, pid)
 		}
@@ -60,6 +60,13 @@ func down(l Layout, grace time.Duration, progress io.Writer) error {
 	}
 	for _, name := range append([]string{"supervisor"}, ComponentNames...) {
 		_ = os.Remove(l.PidFile(name))
+	}
+	// A real node's pods, mounts, namespace and cgroups outlive a killed
+	// supervisor; remove them now.
+	if st, err := ReadState(l); err == nil && st.Options.RealNode != nil {
+		if err := cleanupRealNode(l, st, progress); err != nil {
+			return fmt.Errorf("cleaning up the real node: %w", err)
+		}
 	}
 	fmt.Fprintf(progress, "localcluster: stopped %s in %s\n", l.Dir, time.Since(t0).Round(time.Millisecond))
 	return nil
@@ -98,7 +105,7 @@ func GetStatus(ctx context.Context, dir string) (Status, error) {
 	}
 	st.Server = state.APIServerURL()
 	all := true
-	for _, name := range append([]string{"supervisor"}, ComponentNames...) {
+	for _, name := range append([]string{"supervisor"}, componentNames(state.Options)...) {
 		ps := ProcessStatus{Name: name}
 		if pid, err := readPid(l.PidFile(name)); err == nil {
 			ps.Pid = pid

@@ -62,6 +62,6 @@ func (l Layout) PidFile(name string) string { return filepath.Join(l.RunDir(), n
 func (l Layout) generated() []string {
 	return []string{
 		l.Kubeconfig(), l.TokenFile(), l.StateFile(), l.PKIDir(), l.EtcdDataDir(),
-		l.KwokDir(), l.LogDir(), l.RunDir(),
+		l.KwokDir(), l.LogDir(), l.RunDir(), l.NodeDir(),
 	}
 }

@@ -32,6 +32,9 @@ type Options struct {
 	PodCIDR string `json:"podCIDR"`
 	// StopGrace is how long each component gets between SIGTERM and SIGKILL.
 	StopGrace time.Duration `json:"stopGrace"`
+	// RealNode adds a node that really runs pods (see realnode.go); nil:
+	// fake nodes only.
+	RealNode *RealNodeOptions `json:"realNode,omitempty"`
 }
 
 // DefaultOptions returns the defaults used by the CLI.
@@ -81,6 +84,15 @@ func (o Options) Validate() error {
 	if o.StopGrace <= 0 {
 		return errors.New("stop grace must be positive")
 	}
+	if o.RealNode != nil {
+		if err := o.RealNode.Validate(); err != nil {
+			return err
+		}
+		node := netip.MustParsePrefix(o.RealNode.PodCIDR)
+		if node.Overlaps(pod) || node.Overlaps(svc) {
+			return fmt.Errorf("real node pod CIDR %s overlaps the fake nodes' %s or the services' %s", node, pod, svc)
+		}
+	}
 	return nil
 }
 
@@ -99,6 +111,9 @@ type State struct {
 	Binary  string  `json:"binary"` // the localcluster binary that runs every component
 	Ports   Ports   `json:"ports"`
 	Options Options `json:"options"`
+	// NodeID names the real node's host-wide objects (its cgroup parent);
+	// derived from the directory.
+	NodeID string `json:"nodeID,omitempty"`
 }
 
 // APIServerURL is the address clients use.

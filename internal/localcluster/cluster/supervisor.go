@@ -58,6 +58,8 @@ type Supervisor struct {
 	mu       sync.Mutex
 	children map[string]*child
 	exits    chan exitEvent
+
+	apiForward io.Closer // the real node's way to the apiserver
 }
 
 // NewSupervisor prepares a supervisor for the cluster in l; the cluster must
@@ -98,6 +100,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	for _, c := range Components(s.layout, s.state) {
 		comps[c.Name] = c
 	}
+	if s.state.Options.RealNode != nil {
+		// Before any process: the node's namespace and mounts. stopAll
+		// removes them again, whatever happens from here on.
+		if err := s.prepareNode(ctx); err != nil {
+			return fmt.Errorf("preparing the real node: %w", err)
+		}
+	}
 
 	// Gate 1: etcd answers /health.
 	if err := s.startAndWait(ctx, comps[Etcd], s.etcdHealthy); err != nil {
@@ -111,6 +120,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	// The rest only talk to the apiserver and retry on their own.
 	for _, name := range []string{ControllerManager, Scheduler, Kwok} {
 		if err := s.start(comps[name]); err != nil {
+			return err
+		}
+	}
+	if s.state.Options.RealNode != nil {
+		if err := s.startNode(ctx, comps); err != nil {
 			return err
 		}
 	}
@@ -184,7 +198,8 @@ func (s *Supervisor) start(comp Component) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(s.binary, append([]string{comp.Name}, comp.Args...)...)
+	argv := comp.argv(s.binary)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), comp.Env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -240,7 +255,7 @@ func (s *Supervisor) stopAll() {
 	s.children = map[string]*child{} // exits from now on are expected
 	s.mu.Unlock()
 
-	for _, group := range [][]string{{Kwok, Scheduler, ControllerManager}, {APIServer}, {Etcd}} {
+	stopGroup := func(group ...string) {
 		var wg sync.WaitGroup
 		for _, name := range group {
 			c := children[name]
@@ -254,6 +269,30 @@ func (s *Supervisor) stopAll() {
 			}()
 		}
 		wg.Wait()
+	}
+	if s.state.Options.RealNode != nil {
+		// The kubelet first (it would restart what the teardown stops),
+		// then every pod through the CRI while containerd still runs.
+		stopGroup(Kubelet)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		if err := criTeardown(ctx, s.layout.ContainerdSocket(), s.log.Writer()); err != nil {
+			s.log.Printf("removing pods through the CRI: %v (the cleanup below kills what is left)", err)
+		}
+		cancel()
+		stopGroup(Containerd, NetworkPolicies, NodeProxyName)
+	}
+	for _, group := range [][]string{{Kwok, Scheduler, ControllerManager}, {APIServer}, {Etcd}} {
+		stopGroup(group...)
+	}
+	if s.state.Options.RealNode != nil {
+		if s.apiForward != nil {
+			s.apiForward.Close()
+		}
+		if err := cleanupRealNode(s.layout, s.state, s.log.Writer()); err != nil {
+			s.log.Printf("cleaning up the real node: %v", err)
+		} else {
+			s.log.Printf("real node cleaned up (processes, mounts, network namespace, cgroups)")
+		}
 	}
 	s.log.Printf("all components stopped")
 }

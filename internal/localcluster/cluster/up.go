@@ -53,6 +53,18 @@ func Prepare(l Layout, o Options) (State, error) {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return State{}, err
 	}
+	// Never delete files below a mount point (a real node's leftovers,
+	// which `down` removes first).
+	if mounts, err := MountsUnder(l.Dir); err != nil {
+		return State{}, err
+	} else if len(mounts) > 0 {
+		return State{}, fmt.Errorf("%s still has mounts (%s); run `localcluster down --dir %s` first", l.Dir, strings.Join(mounts, ", "), l.Dir)
+	}
+	if o.RealNode != nil {
+		if err := RealNodePreflight(*o.RealNode); err != nil {
+			return State{}, err
+		}
+	}
 	for _, p := range l.generated() {
 		if err := os.RemoveAll(p); err != nil {
 			return State{}, err
@@ -76,6 +88,9 @@ func Prepare(l Layout, o Options) (State, error) {
 		Binary:  bin,
 		Ports:   Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], EtcdMetrics: ports[3]},
 		Options: o,
+	}
+	if o.RealNode != nil {
+		st.NodeID = nodeID(l)
 	}
 	svcIP, err := firstServiceIP(o.ServiceCIDR)
 	if err != nil {
@@ -240,6 +255,9 @@ func waitUsable(ctx context.Context, l Layout, st State, stopped <-chan struct{}
 		return err
 	}
 	names := NodeNames(st.Options)
+	if st.Options.RealNode != nil {
+		names = append(names, RealNodeName)
+	}
 	if err := step(fmt.Sprintf("%d nodes Ready", len(names)), func(ctx context.Context) (string, error) {
 		waiting, err := nodesSchedulable(ctx, cs, names)
 		if err != nil {
@@ -282,7 +300,7 @@ func reportLogs(w io.Writer, l Layout) {
 		fmt.Fprintf(w, "---- last lines of %s ----\n%s\n", l.Log(name), tail(data, 15))
 	}
 	show("supervisor")
-	for _, name := range ComponentNames {
+	for _, name := range ComponentNames { // only those with a pid file
 		pid, err := readPid(l.PidFile(name))
 		if err == nil && !processAlive(pid, l.Dir) {
 			show(name)

@@ -7,11 +7,13 @@ package components
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 	_ "time/tzdata" // CronJob time zones, as the upstream main packages do
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/localcluster/cluster"
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
@@ -21,6 +23,7 @@ import (
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 	kwokconfig "sigs.k8s.io/kwok/pkg/config"
 	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
@@ -37,6 +40,9 @@ var All = map[string]Main{
 	"kube-controller-manager": ControllerManager,
 	"kube-scheduler":          Scheduler,
 	"kwok":                    Kwok,
+	// The real node (`up --real-node`), see realnode.go.
+	"kubelet":               Kubelet,
+	"kube-network-policies": NetworkPolicies,
 }
 
 // setArgs makes os.Args look as if the component were its own binary. Some
@@ -74,6 +80,20 @@ func ControllerManager(args []string) int {
 func Scheduler(args []string) int {
 	setArgs("kube-scheduler", args)
 	cmd := scheduler.NewSchedulerCommand()
+	cmd.SetArgs(args)
+	return cli.Run(cmd)
+}
+
+// Kubelet runs the kubelet of the real node.
+func Kubelet(args []string) int {
+	setArgs("kubelet", args)
+	if spec := os.Getenv(cluster.KubeletMountsEnv); spec != "" {
+		if err := cluster.IsolateKubeletMounts(spec); err != nil {
+			fmt.Fprintf(os.Stderr, "kubelet: %v\n", err)
+			return 1
+		}
+	}
+	cmd := kubelet.NewKubeletCommand(context.Background())
 	cmd.SetArgs(args)
 	return cli.Run(cmd)
 }

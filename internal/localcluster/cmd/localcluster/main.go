@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/localcluster/cluster"
@@ -32,6 +34,10 @@ Usage:
   localcluster version
 
 Node flags: --system-nodes N --gvisor-nodes N --node-cpu Q --node-memory Q --node-pods N
+
+Real node (opt-in, root only; see README "Real node"):
+  --real-node --real-node-images DIR [--real-node-pod-cidr 198.18.0.0/24] [--real-node-cluster-dns 169.254.20.10]
+  adds node gvisor-real-0: kubelet + containerd + runsc (gVisor) + CNI bridge + kube-network-policies
 `
 
 func main() {
@@ -64,6 +70,8 @@ func command(name string, args []string) int {
 	grace := fs.Duration("grace", def.StopGrace, "time each component gets between SIGTERM and SIGKILL")
 	var opts cluster.Options
 	var timeout time.Duration
+	var realNode bool
+	realOpts := cluster.DefaultRealNodeOptions()
 	if name == "up" || name == "run" {
 		fs.DurationVar(&timeout, "timeout", 120*time.Second, "give up (and clean up) if the cluster is not usable within this time")
 		fs.IntVar(&opts.SystemNodes, "system-nodes", def.SystemNodes, "fake nodes in the system pool (system-pool-N)")
@@ -73,9 +81,15 @@ func command(name string, args []string) int {
 		fs.IntVar(&opts.NodePods, "node-pods", def.NodePods, "pod capacity of every fake node")
 		fs.StringVar(&opts.ServiceCIDR, "service-cidr", def.ServiceCIDR, "service cluster IP range")
 		fs.StringVar(&opts.PodCIDR, "pod-cidr", def.PodCIDR, "pod IP range, split into one /24 per node")
+		fs.BoolVar(&realNode, "real-node", false, "add a real node (kubelet, containerd, runsc, CNI bridge, kube-network-policies) that runs pods for real; needs root")
+		fs.StringVar(&realOpts.Images, "real-node-images", "", "directory of OCI image archives (*.tar, including pause.tar) to import into the real node")
+		fs.StringVar(&realOpts.PodCIDR, "real-node-pod-cidr", realOpts.PodCIDR, "the real node's pod range (inside its own network namespace)")
+		fs.StringVar(&realOpts.ClusterDNS, "real-node-cluster-dns", realOpts.ClusterDNS, "nameserver in the real node's pods' resolv.conf")
 	}
 
 	switch name {
+	case "node-proxy":
+		return nodeProxy(args)
 	case "up", "run", "down", "status", "supervise":
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
@@ -102,6 +116,9 @@ func command(name string, args []string) int {
 		return 2
 	}
 	opts.StopGrace = *grace
+	if realNode {
+		opts.RealNode = &realOpts
+	}
 
 	ctx := context.Background()
 	var err error
@@ -153,4 +170,25 @@ func status(ctx context.Context, dir string, w io.Writer) int {
 	}
 	fmt.Fprintf(w, "not running (%s)\n", st.ReadyError)
 	return 1
+}
+
+// nodeProxy is the hidden `node-proxy` component of the real node.
+func nodeProxy(args []string) int {
+	fs := flag.NewFlagSet("localcluster node-proxy", flag.ContinueOnError)
+	var cfg cluster.NodeProxyConfig
+	fs.String("dir", "", "cluster directory (marks the process as the cluster's)")
+	fs.StringVar(&cfg.ListenTCP, "listen", "", "address inside the node's network namespace that leads to the apiserver")
+	fs.StringVar(&cfg.APIServerSocket, "apiserver-socket", "", "the supervisor's unix socket to the apiserver")
+	fs.StringVar(&cfg.EgressSocket, "egress-socket", "", "unix socket for the apiserver's cluster egress (HTTP CONNECT)")
+	fs.StringVar(&cfg.Allowed, "allow", "", "the only host:port the egress may reach (the kubelet)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cluster.NodeProxy(ctx, cfg, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "node-proxy: %v\n", err)
+		return 1
+	}
+	return 0
 }
