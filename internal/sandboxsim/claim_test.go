@@ -253,7 +253,10 @@ func TestClaim_Lifecycle(t *testing.T) {
 	t.Run("ttlSecondsAfterFinished", func(t *testing.T) {
 		t.Parallel()
 		claim := newClaim(ns, "job", "pool")
-		claim.Spec.Lifecycle = &extv1beta1.Lifecycle{TTLSecondsAfterFinished: ptr.To[int32](1), ShutdownPolicy: extv1beta1.ShutdownPolicyDelete}
+		// A TTL of a few seconds keeps the Finished sandbox observable on a
+		// loaded machine; with 1 s the claim (and its sandbox) could be gone
+		// before the first poll saw Finished.
+		claim.Spec.Lifecycle = &extv1beta1.Lifecycle{TTLSecondsAfterFinished: ptr.To[int32](5), ShutdownPolicy: extv1beta1.ShutdownPolicyDelete}
 		e.create(t, claim)
 		e.waitClaim(t, ns, "job", readyTimeout, metav1.ConditionTrue, agentsv1beta1.ReasonDependenciesReady)
 
@@ -268,7 +271,7 @@ func TestClaim_Lifecycle(t *testing.T) {
 			c := cond(sb.Status.Conditions, agentsv1beta1.ConditionFinished)
 			return c != nil && c.Status == metav1.ConditionTrue && c.Reason == agentsv1beta1.ReasonPodSucceeded, describeConditions(sb.Status.Conditions)
 		})
-		eventually(t, shortWait, "claim deleted one second after Finished", func() (bool, string) {
+		eventually(t, shortWait, "claim deleted five seconds after Finished", func() (bool, string) {
 			return e.gone(t, ns, "job", &extv1beta1.SandboxClaim{}), "claim still there"
 		})
 	})
