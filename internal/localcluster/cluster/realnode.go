@@ -26,8 +26,10 @@ import (
 //     default route, so nothing a pod sends can leave it except to
 //     namespaces a test connects to it explicitly. The host's interfaces,
 //     routes, sysctls and nftables rule set are never touched.
-//   - containerd (Debian's, 1.6) with two runtime handlers: runc and runsc
-//     (gVisor, Debian's runsc), the latter matching the gvisor RuntimeClass.
+//   - containerd (Debian's, 1.6) with two runtime handlers: runc, and runsc
+//     (gVisor, through gVisor's own containerd shim, both built from the
+//     Go module proxy by build-gvisor.sh), the latter matching the gvisor
+//     RuntimeClass.
 //     Images come from local OCI archives (scripts/realnode-images.sh); no
 //     registry is ever contacted.
 //   - CNI bridge + host-local (Debian's containernetworking-plugins), no
@@ -76,9 +78,11 @@ type RealNodeOptions struct {
 	PodCIDR string `json:"podCIDR"`
 	// ClusterDNS is the nameserver written into pods' resolv.conf.
 	ClusterDNS string `json:"clusterDNS"`
+	// GVisor is the directory with runsc and containerd-shim-runsc-v1
+	// (build-gvisor.sh prints it).
+	GVisor string `json:"gvisor"`
 	// Binaries of the node (absolute paths), found on PATH by default.
 	Containerd string `json:"containerd"`
-	Runsc      string `json:"runsc"`
 	Runc       string `json:"runc"`
 	CNIBinDir  string `json:"cniBinDir"`
 }
@@ -99,7 +103,6 @@ func DefaultRealNodeOptions() RealNodeOptions {
 		PodCIDR:    DefaultRealNodePodCIDR,
 		ClusterDNS: DefaultRealNodeClusterDNS,
 		Containerd: look("containerd"),
-		Runsc:      look("runsc"),
 		Runc:       look("runc"),
 		CNIBinDir:  "/usr/lib/cni",
 	}
@@ -122,6 +125,10 @@ func (o RealNodeOptions) Validate() error {
 	}
 	if a, err := netip.ParseAddr(o.ClusterDNS); err != nil || !a.Is4() {
 		return fmt.Errorf("real node cluster DNS %q: want an IPv4 address", o.ClusterDNS)
+	}
+	if o.GVisor == "" {
+		return errors.New("--real-node-gvisor is required with --real-node: the directory with runsc and containerd-shim-runsc-v1 " +
+			"(internal/localcluster/build-gvisor.sh builds them)")
 	}
 	if o.Images == "" {
 		return errors.New("--real-node-images is required with --real-node: a directory of OCI archives including the pause image " +
@@ -156,7 +163,7 @@ func (l Layout) CNIConfDir() string          { return l.nodePath("cni", "net.d")
 func (l Layout) CNIStateDir() string         { return l.nodePath("cni", "ipam") }
 func (l Layout) PodLogsDir() string          { return l.nodePath("pod-logs") }
 func (l Layout) RuntimeRoot(h string) string { return l.nodePath("runtime", h) }
-func (l Layout) RunscWrapper() string        { return l.nodePath("bin", "runsc") }
+func (l Layout) RunscConfig() string         { return l.nodePath("runsc.toml") }
 func (l Layout) RunscLogDir() string         { return filepath.Join(l.LogDir(), "runsc") + "/" }
 func (l Layout) KernelTunablesDir() string   { return l.nodePath("kernel-tunables") }
 func (l Layout) APIServerSocket() string     { return filepath.Join(l.RunDir(), "apiserver.sock") }
@@ -176,10 +183,8 @@ func RealNodePreflight(o RealNodeOptions) error {
 	if os.Geteuid() != 0 {
 		problems = append(problems, "must run as root (the node creates network namespaces, mounts and cgroups)")
 	}
-	need := map[string]string{
-		"containerd": o.Containerd, "runsc": o.Runsc, "runc": o.Runc,
-	}
-	for _, name := range []string{"containerd", "runsc", "runc"} {
+	need := map[string]string{"containerd": o.Containerd, "runc": o.Runc}
+	for _, name := range []string{"containerd", "runc"} {
 		if need[name] == "" {
 			problems = append(problems, fmt.Sprintf("%s not found (Debian: apt-get install %s)", name, name))
 		}
@@ -188,6 +193,11 @@ func RealNodePreflight(o RealNodeOptions) error {
 		if _, err := exec.LookPath(tool); err != nil {
 			pkg := map[string]string{"ip": "iproute2", "nsenter": "util-linux", "unshare": "util-linux", "ctr": "containerd"}[tool]
 			problems = append(problems, fmt.Sprintf("%s not found (Debian: apt-get install %s)", tool, pkg))
+		}
+	}
+	for _, bin := range []string{"runsc", "containerd-shim-runsc-v1"} {
+		if _, err := os.Stat(filepath.Join(o.GVisor, bin)); err != nil {
+			problems = append(problems, fmt.Sprintf("%s not in %s (internal/localcluster/build-gvisor.sh builds it)", bin, o.GVisor))
 		}
 	}
 	for _, plugin := range []string{"bridge", "host-local", "loopback"} {
@@ -238,8 +248,7 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 	}
 	for _, d := range []string{
 		l.NodeDir(), l.ContainerdRoot(), l.ContainerdState(), l.KubeletDir(), l.CNIConfDir(), l.CNIStateDir(),
-		l.PodLogsDir(), l.RuntimeRoot("runc"), l.RuntimeRoot("runsc"), filepath.Dir(l.RunscWrapper()),
-		l.RunscLogDir(), l.KernelTunablesDir(),
+		l.PodLogsDir(), l.RuntimeRoot("runc"), l.RuntimeRoot("runsc"), l.RunscLogDir(), l.KernelTunablesDir(),
 	} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -294,7 +303,7 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(l.RunscWrapper(), []byte(runscWrapper(l, o)), 0o755); err != nil {
+	if err := os.WriteFile(l.RunscConfig(), []byte(runscConfig(l, o)), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(l.ContainerdConfig(), []byte(containerdConfig(l, o)), 0o644); err != nil {
@@ -313,13 +322,18 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 // contents.go).
 const NetworkPoliciesUser = "localcluster-kube-network-policies"
 
-// runscWrapper adds runsc's own flags to the calls of containerd's runc
-// shim, which passes only runc's (--root, --log, --log-format).
-func runscWrapper(l Layout, o RealNodeOptions) string {
-	return fmt.Sprintf(`#!/bin/sh
-# Generated by localcluster: runsc (gVisor) as the "runsc" runtime handler.
-exec %q --debug-log=%q --debug-command=create,start,boot,gofer "$@"
-`, o.Runsc, l.RunscLogDir())
+// runscConfig is the gVisor shim's configuration: which runsc, where its
+// state lives, and runsc's own flags. Pods' network goes through gVisor's
+// netstack (--network=sandbox, the default), as on GKE Sandbox.
+func runscConfig(l Layout, o RealNodeOptions) string {
+	return fmt.Sprintf(`# Generated by localcluster: the "runsc" runtime handler (gVisor).
+binary_name = %q
+root = %q
+
+[runsc_config]
+  debug-log = %q
+  debug-command = "create,start,boot,gofer,delete"
+`, filepath.Join(o.GVisor, "runsc"), l.RuntimeRoot("runsc"), l.RunscLogDir())
 }
 
 // containerdConfig is containerd 1.6's configuration: everything under the
@@ -330,7 +344,9 @@ func containerdConfig(l Layout, o RealNodeOptions) string {
 	return fmt.Sprintf(`version = 2
 root = %q
 state = %q
-oom_score = -999
+# No negative OOM scores anywhere: lowering oom_score_adj needs
+# CAP_SYS_RESOURCE, which some hosts (these machines) withhold from root.
+oom_score = 0
 disabled_plugins = [
   "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
@@ -357,6 +373,9 @@ disabled_plugins = [
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   disable_apparmor = true
+  # Container OOM scores no lower than containerd's own (see oom_score):
+  # the kubelet asks -998 for sandboxes, which runsc cannot set here.
+  restrict_oom_score_adj = true
   disable_tcp_service = true
   netns_mounts_under_state_dir = true
   max_container_log_line_size = 16384
@@ -371,11 +390,10 @@ disabled_plugins = [
         Root = %q
         SystemdCgroup = false
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
-      runtime_type = "io.containerd.runc.v2"
+      runtime_type = "io.containerd.runsc.v1"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
-        BinaryName = %q
-        Root = %q
-        SystemdCgroup = false
+        TypeUrl = "io.containerd.runsc.v1.options"
+        ConfigPath = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
@@ -384,7 +402,7 @@ disabled_plugins = [
     config_path = ""
 `, l.ContainerdRoot(), l.ContainerdState(), l.ContainerdSocket(), l.ContainerdSocket()+".ttrpc",
 		l.nodePath("containerd", "opt"), RealNodePauseImage,
-		o.Runc, l.RuntimeRoot("runc"), l.RunscWrapper(), l.RuntimeRoot("runsc"),
+		o.Runc, l.RuntimeRoot("runc"), l.RunscConfig(),
 		o.CNIBinDir, l.CNIConfDir())
 }
 
@@ -510,8 +528,8 @@ func realNodeComponents(l Layout, s State) []Component {
 		{Name: Containerd, Path: o.Containerd, Netns: netns, Args: []string{
 			"--config=" + l.ContainerdConfig(),
 		}, Env: []string{
-			// The runsc wrapper and the shims find their tools here.
-			"PATH=" + filepath.Dir(o.Runsc) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			// containerd finds containerd-shim-runsc-v1 on its PATH.
+			"PATH=" + o.GVisor + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		}},
 		{Name: NetworkPolicies, Netns: netns, Args: []string{
 			"--kubeconfig=" + l.PKI("kube-network-policies.kubeconfig"),
