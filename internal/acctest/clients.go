@@ -50,6 +50,11 @@ func getClients() (*clientSet, error) {
 		return nil, err
 	}
 	cfg.UserAgent = "agentsandbox-acctest"
+	// client-go's default limit (5 requests/s) throttles the tests' own
+	// polling until a wait fails with "rate limiter Wait ... would exceed
+	// context deadline" instead of reporting what it saw; the local test
+	// cluster needs no protection from its own tests.
+	cfg.QPS, cfg.Burst = 200, 400
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
