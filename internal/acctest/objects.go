@@ -151,17 +151,23 @@ func deleteAndWait(ctx context.Context, ref ObjectRef) error {
 }
 
 func waitGone(ctx context.Context, ref ObjectRef, timeout time.Duration) error {
+	// lastSeen is what the last successful read said. A failed read (a
+	// transient API error, or the last poll refused by the rate limiter
+	// because the deadline is near) says nothing new about the object, so
+	// it is only reported when no read ever succeeded.
+	var lastSeen string
 	return waitFor(ctx, timeout, ref.String()+" to be deleted", func(ctx context.Context) (bool, string, error) {
 		obj, err := GetObject(ctx, ref)
 		switch {
 		case apierrors.IsNotFound(err):
 			return true, "", nil
+		case err != nil && lastSeen != "":
+			return false, lastSeen, nil //nolint:nilerr // see above
 		case err != nil:
-			// Transient API errors are retried until the timeout, which
-			// then reports the last one.
 			return false, err.Error(), nil //nolint:nilerr // see above
 		}
-		return false, describeExisting(obj), nil
+		lastSeen = describeExisting(obj)
+		return false, lastSeen, nil
 	})
 }
 
