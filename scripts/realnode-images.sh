@@ -12,7 +12,7 @@
 #   localhost/localcluster/pause:3.10     a 20-line static C pause (built with gcc -static)
 #   localhost/localcluster/busybox:1.35   Debian's busybox-static and its applet links
 #   localhost/localcluster/python3:3.11   a Debian bookworm minbase root file system made by
-#                                         debootstrap (+ python3-minimal) from the same mirror
+#                                         debootstrap (+ python3) from the same mirror
 #                                         apt uses
 #
 # <hash> covers this script and the Debian package versions apt would install,
@@ -46,7 +46,7 @@ fi
 
 version_of() { apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}'; }
 busybox_version="$(version_of busybox-static)"
-python_version="$(version_of python3-minimal)"
+python_version="$(version_of python3)"
 [[ -n $busybox_version && $busybox_version != "(none)" ]] || die "apt knows no busybox-static: run apt-get update first"
 
 hash="$( { cat "${BASH_SOURCE[0]}"; echo "$busybox_version $python_version $mirror $suite"; } | sha256sum | cut -c1-12)"
@@ -140,7 +140,7 @@ log "busybox built in $(( $(date +%s) - t0 ))s"
 # --- python3: debootstrap minbase + python3-minimal.
 t0=$(date +%s)
 py="$work/python3"
-debootstrap --variant=minbase --include=python3-minimal "$suite" "$py" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+debootstrap --variant=minbase --include=python3 "$suite" "$py" "$mirror" >"$work/debootstrap.log" 2>&1 ||
   { tail -n 20 "$work/debootstrap.log" >&2; die "debootstrap $suite from $mirror failed"; }
 # Trim what a container never needs; keep dpkg's database (it documents the contents).
 rm -rf "$py"/var/cache/apt/archives/*.deb "$py"/var/lib/apt/lists/* "$py"/usr/share/doc/* "$py"/usr/share/man/* \
@@ -156,7 +156,7 @@ log "python3 built in $(( $(date +%s) - t0 ))s"
 
 cat >"$out/README" <<EOF
 Images for localcluster's real node, made by scripts/realnode-images.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)
-from $mirror ($suite): busybox-static $busybox_version, python3-minimal $python_version.
+from $mirror ($suite): busybox-static $busybox_version, python3 $python_version.
   pause.tar    localhost/localcluster/pause:3.10
   busybox.tar  localhost/localcluster/busybox:1.35
   python3.tar  localhost/localcluster/python3:3.11
