@@ -86,7 +86,19 @@ with ThreadPoolExecutor(8) as ex:
 print(json.dumps({k: f.result() for k, f in jobs.items()}))
 `
 
-func templateConfig(name string) string {
+// templateConfig is the configuration under test. strict: the same policy
+// with nothing allowed (allow_dns and allow_egress removed), applied as an
+// in-place update.
+func templateConfig(name string, strict bool) string {
+	egress := fmt.Sprintf(`
+  allow_dns = true
+  allow_egress = [
+    { cidr = "%s/32", ports = [{ port = 80 }] },
+    { cidr = "169.254.0.0/16", ports = [{ port = 80 }] },
+  ]`, allowedIP)
+	if strict {
+		egress = "\n  # Nothing allowed: egress (DNS included) is denied by default."
+	}
 	return fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "e2e" {
   name      = %[1]q
@@ -123,14 +135,9 @@ resource "agentsandbox_warm_pool" "e2e" {
 resource "agentsandbox_network_policy" "e2e" {
   name      = "%[1]s-isolation"
   namespace = %[2]q
-  template  = agentsandbox_sandbox_template.e2e.name
-  allow_dns = true
-  allow_egress = [
-    { cidr = "%[6]s/32", ports = [{ port = 80 }] },
-    { cidr = "169.254.0.0/16", ports = [{ port = 80 }] },
-  ]
+  template  = agentsandbox_sandbox_template.e2e.name%[6]s
 }
-`, name, sandboxNS, pythonImg, acctest.HCLString(agentScript), agentPort, allowedIP)
+`, name, sandboxNS, pythonImg, acctest.HCLString(agentScript), agentPort, egress)
 }
 
 // TestE2E applies a hardened template, a warm pool and an isolation policy
@@ -180,7 +187,7 @@ func TestE2E(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(name)),
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(name, false)),
 			Check: func(*terraform.State) error {
 				t.Logf("template, warm pool and policy applied; warm pool ready after %s", time.Since(t0).Round(time.Millisecond))
 				sandbox := sandboxPod(t, cs, name)
@@ -188,6 +195,15 @@ func TestE2E(t *testing.T) {
 				t.Run("sandbox_isolation", func(t *testing.T) { checkIsolation(t, cs, cfg, sandbox) })
 				t.Run("egress", func(t *testing.T) { checkEgress(t, cs, cfg, sandbox, control) })
 				t.Run("ingress", func(t *testing.T) { checkIngress(t, cs, cfg, sandbox, control) })
+				return nil
+			},
+		}, {
+			// The policy updated in place to allow nothing: what was
+			// reachable a moment ago is now cut off, DNS included.
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(name, true)),
+			Check: func(*terraform.State) error {
+				sandbox := sandboxPod(t, cs, name)
+				t.Run("egress_default_deny", func(t *testing.T) { checkDefaultDeny(t, cs, cfg, sandbox) })
 				return nil
 			},
 		}},
@@ -308,6 +324,49 @@ func checkEgress(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbo
 		} else {
 			t.Logf("%s (%s, %s): as expected after %d round(s): %v", who.name, who.pod.Name, who.pod.Status.PodIP, rounds, got)
 		}
+	}
+}
+
+// egressTargets are the probes of the egress checks, with readable names.
+var egressTargets = []struct{ arg, what string }{
+	{"http=http://" + allowedIP + "/", "allowed test server " + allowedIP + ":80"},
+	{"http=http://" + deniedIP + "/", "test server outside the allow-list " + deniedIP + ":80"},
+	{"http=http://" + linkLocalIP + "/", "link-local server in the allowed range " + linkLocalIP + ":80"},
+	{"http=http://" + metadataIP + "/", "stand-in metadata server " + metadataIP + ":80 (inside the allowed 169.254.0.0/16)"},
+	{"dns=" + allowedName, "DNS " + allowedName + " via " + dnsIP},
+}
+
+// checkDefaultDeny: with nothing allowed, every destination of the egress
+// check fails from the sandbox, DNS included.
+func checkDefaultDeny(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbox *corev1.Pod) {
+	const test = "TestE2E/egress_default_deny"
+	want := map[string]string{}
+	var args []string
+	for _, e := range egressTargets {
+		want[e.arg] = "fail"
+		args = append(args, e.arg)
+	}
+	var got map[string]string
+	rounds := 0
+	err := eventually(context.Background(), 90*time.Second, time.Second, func() error {
+		rounds++
+		out, stderr, err := execIn(cs, cfg, sandbox, append([]string{"python3", "-c", probeScript}, args...))
+		if err != nil {
+			return fmt.Errorf("exec: %v: %s", err, stderr)
+		}
+		got = map[string]string{}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			return fmt.Errorf("probe output %q: %v", out, err)
+		}
+		return compare(want, got)
+	})
+	for _, e := range egressTargets {
+		summary.add(test, "sandbox: blocked", compare(map[string]string{e.arg: "fail"}, got) == nil, fmt.Sprintf("%s -> %s", e.what, got[e.arg]))
+	}
+	if err != nil {
+		t.Errorf("sandbox (%s): %v", sandbox.Name, err)
+	} else {
+		t.Logf("sandbox (%s): everything blocked after %d round(s): %v", sandbox.Name, rounds, got)
 	}
 }
 
