@@ -293,11 +293,11 @@ func checkEgress(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbo
 			rounds++
 			out, stderr, err := execIn(cs, cfg, who.pod, append([]string{"python3", "-c", probeScript}, targets...))
 			if err != nil {
-				return fmt.Errorf("exec: %v: %s", err, stderr)
+				return fmt.Errorf("exec: %w: %s", err, stderr)
 			}
 			got = map[string]string{}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				return fmt.Errorf("probe output %q: %v", out, err)
+				return fmt.Errorf("probe output %q: %w", out, err)
 			}
 			return compare(want[who.name], got)
 		})
@@ -308,7 +308,7 @@ func checkEgress(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbo
 			if err2 == nil && json.Unmarshal([]byte(out), &got) == nil {
 				err = compare(want[who.name], got)
 			} else {
-				err = fmt.Errorf("confirmation round: %v", err2)
+				err = fmt.Errorf("confirmation round: %w", err2)
 			}
 		}
 		for _, k := range targets {
@@ -352,11 +352,11 @@ func checkDefaultDeny(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, s
 		rounds++
 		out, stderr, err := execIn(cs, cfg, sandbox, append([]string{"python3", "-c", probeScript}, args...))
 		if err != nil {
-			return fmt.Errorf("exec: %v: %s", err, stderr)
+			return fmt.Errorf("exec: %w: %s", err, stderr)
 		}
 		got = map[string]string{}
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			return fmt.Errorf("probe output %q: %v", out, err)
+			return fmt.Errorf("probe output %q: %w", out, err)
 		}
 		return compare(want, got)
 	})

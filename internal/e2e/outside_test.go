@@ -198,7 +198,7 @@ func serveDNS(pc net.PacketConn) {
 			Questions: []dnsmessage.Question{q},
 		}
 		if strings.EqualFold(q.Name.String(), allowedName) {
-			resp.Header.RCode = dnsmessage.RCodeSuccess
+			resp.RCode = dnsmessage.RCodeSuccess
 			if q.Type == dnsmessage.TypeA {
 				ip := net.ParseIP(allowedIP).To4()
 				resp.Answers = []dnsmessage.Resource{{
@@ -227,7 +227,7 @@ func eventually(ctx context.Context, timeout, every time.Duration, check func() 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w after %s: %v", errTimeout, timeout, err)
+			return fmt.Errorf("%w after %s: %w", errTimeout, timeout, err)
 		}
 		select {
 		case <-ctx.Done():
