@@ -97,13 +97,17 @@ func field(want any, path ...string) func(*unstructured.Unstructured) error {
 }
 
 // exists and gone check objects the controller makes for a sandbox.
+// exists waits (briefly) for the object: with wait_for_ready = false the
+// apply can return before the controller has created it.
 func exists(ref acctest.ObjectRef) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		_, err := acctest.GetObject(context.Background(), ref)
-		if err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+		var err error
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if _, err = acctest.GetObject(context.Background(), ref); err == nil {
+				return nil
+			}
 		}
-		return nil
+		return fmt.Errorf("%s: %w", ref, err)
 	}
 }
 
@@ -245,7 +249,17 @@ resource "agentsandbox_sandbox" "test" {
 	}
 	var uid k8stypes.UID
 	rememberUID := func(*terraform.State) error {
-		uid = acctest.Get(t, pvc).GetUID()
+		// wait_for_ready is false here (the PVC stays Pending without a
+		// storage provisioner), so the apply may return before the
+		// controller has created the claim: wait for it.
+		acctest.WaitFor(t, 30*time.Second, "the sandbox's PVC "+pvc.String(), func(ctx context.Context) (bool, string, error) {
+			obj, err := acctest.GetObject(ctx, pvc)
+			if err != nil {
+				return false, err.Error(), nil //nolint:nilerr // not there yet: keep waiting, report the last error
+			}
+			uid = obj.GetUID()
+			return true, "", nil
+		})
 		return nil
 	}
 	sameUID := func(*terraform.State) error {
