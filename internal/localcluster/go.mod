@@ -201,7 +201,6 @@ require (
 	k8s.io/streaming v0.37.2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
-	sigs.k8s.io/kube-network-policies v0.8.0
 	sigs.k8s.io/kustomize/api v0.21.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
@@ -245,6 +244,3 @@ replace (
 	k8s.io/streaming => k8s.io/streaming v0.37.2
 )
 
-// The real node's NetworkPolicy enforcement: upstream v0.8.0 with two small
-// patches for this kernel and containerd 1.6 (third_party/kube-network-policies/PATCHES.md).
-replace sigs.k8s.io/kube-network-policies => ./third_party/kube-network-policies

@@ -57,7 +57,7 @@ const (
 
 // ComponentNames lists every component in start order, the real node's
 // last (they run only with --real-node).
-var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, NetworkPolicies, Kubelet}
+var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, Kubelet}
 
 // componentNames lists the components a cluster with these options runs.
 func componentNames(o Options) []string {

@@ -531,11 +531,6 @@ func realNodeComponents(l Layout, s State) []Component {
 			// containerd finds containerd-shim-runsc-v1 on its PATH.
 			"PATH=" + o.GVisor + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		}},
-		{Name: NetworkPolicies, Netns: netns, Args: []string{
-			"--kubeconfig=" + l.PKI("kube-network-policies.kubeconfig"),
-			"--hostname-override=" + RealNodeName,
-			"--v=2",
-		}},
 		{Name: Kubelet, Netns: netns, PrivateMounts: true, Args: []string{
 			"--config=" + l.KubeletConfig(),
 			"--kubeconfig=" + l.PKI("kubelet.kubeconfig"),

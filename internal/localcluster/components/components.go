@@ -42,7 +42,6 @@ var All = map[string]Main{
 	"kwok":                    Kwok,
 	// The real node (`up --real-node`), see realnode.go.
 	"kubelet":               Kubelet,
-	"kube-network-policies": NetworkPolicies,
 }
 
 // setArgs makes os.Args look as if the component were its own binary. Some
