@@ -37,6 +37,9 @@ var (
 		dir, kubeconfig, bin, nodeNetns string
 	}
 	summary = &checkLog{}
+	// enforcementGap says why NetworkPolicies cannot be enforced on this
+	// machine ("" when they can); measured at start.
+	enforcementGap string
 )
 
 // checkLog records every check and its outcome for the closing summary.
@@ -46,12 +49,16 @@ type checkLog struct {
 }
 
 func (c *checkLog) add(test, check string, ok bool, detail string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	verdict := "PASS"
 	if !ok {
 		verdict = "FAIL"
 	}
+	c.addVerdict(verdict, test, check, detail)
+}
+
+func (c *checkLog) addVerdict(verdict, test, check, detail string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.lines = append(c.lines, fmt.Sprintf("  %s  %-28s %s: %s", verdict, test, check, detail))
 }
 
@@ -180,6 +187,17 @@ func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	netpol, tNP, err := script(ctx, filepath.Join(root, "internal/localcluster/build-netpol.sh"))
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := nftQueueSupported(); err != nil {
+		return nil, err
+	} else if !ok {
+		enforcementGap = "NetworkPolicy cannot be enforced on this machine: kube-network-policies v0.8.0 (unmodified) runs on the real node, " +
+			"but this kernel has no nft_queue (CONFIG_NFT_QUEUE) and refuses its nftables rules; these checks run on kernels that have it"
+	}
+	fmt.Fprintf(os.Stderr, "e2e: kube-network-policies %s (%s)\n", netpol, tNP.Round(time.Millisecond))
 	fmt.Fprintf(os.Stderr, "e2e: localcluster %s (%s), gVisor %s (%s), images %s (%s)\n",
 		bin, tBin.Round(time.Millisecond), gvisor, tGV.Round(time.Millisecond), images, tImg.Round(time.Millisecond))
 
@@ -194,7 +212,7 @@ func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	t0 := time.Now()
 	up := exec.CommandContext(ctx, bin, "up", "--dir", dir, "--timeout", "180s",
 		"--system-nodes", "0", "--gvisor-nodes", "0",
-		"--real-node", "--real-node-gvisor", gvisor, "--real-node-images", images)
+		"--real-node", "--real-node-gvisor", gvisor, "--real-node-images", images, "--real-node-netpol", netpol)
 	var out bytes.Buffer
 	up.Stdout = &out
 	up.Stderr = os.Stderr
@@ -433,4 +451,18 @@ func kill(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 		<-done
 	}
+}
+
+// nftQueueSupported reports whether the kernel accepts nftables' queue
+// statement, probed in a throw-away network namespace.
+func nftQueueSupported() (bool, error) {
+	out, err := exec.Command("unshare", "--net", "sh", "-c",
+		"nft add table inet probe && nft add chain inet probe c '{ type filter hook postrouting priority 0; }' && nft add rule inet probe c meta l4proto 255 queue num 100 bypass").CombinedOutput()
+	if err == nil {
+		return true, nil
+	}
+	if strings.Contains(string(out), "No such file or directory") {
+		return false, nil
+	}
+	return false, fmt.Errorf("probing nftables' queue statement: %w: %s", err, strings.TrimSpace(string(out)))
 }

@@ -57,14 +57,23 @@ const (
 
 // ComponentNames lists every component in start order, the real node's
 // last (they run only with --real-node).
-var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, Kubelet}
+var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, NetworkPolicies, Kubelet}
 
 // componentNames lists the components a cluster with these options runs.
 func componentNames(o Options) []string {
-	if o.RealNode != nil {
-		return ComponentNames
+	switch {
+	case o.RealNode == nil:
+		return ComponentNames[:5]
+	case o.RealNode.NetPol == "":
+		var names []string
+		for _, n := range ComponentNames {
+			if n != NetworkPolicies {
+				names = append(names, n)
+			}
+		}
+		return names
 	}
-	return ComponentNames[:5]
+	return ComponentNames
 }
 
 // FakeNodeAnnotation marks the nodes kwok manages. Only annotated nodes are

@@ -54,11 +54,11 @@ func (s *Supervisor) prepareNode(ctx context.Context) error {
 }
 
 // startNode starts the real node's processes: node-proxy, containerd (then
-// imports the images) and the kubelet. NetworkPolicies are NOT enforced:
-// kube-network-policies v0.8.0 neither builds against this module graph
-// (its containerd/nri v0.9.0 conflicts with the runtime-spec Kubernetes 1.37
-// uses) nor runs on these kernels (no nft_queue), and a patched copy of its
-// source is not something this repository may carry (see README).
+// imports the images), kube-network-policies when configured, and the
+// kubelet. kube-network-policies runs unmodified (built in a module of its
+// own by build-netpol.sh): it enforces only where the kernel has nft_queue,
+// which is logged here; without it (or without --real-node-netpol)
+// NetworkPolicies are stored but not enforced.
 func (s *Supervisor) startNode(ctx context.Context, comps map[string]Component) error {
 	if err := s.start(comps[NodeProxyName]); err != nil {
 		return err
@@ -68,6 +68,18 @@ func (s *Supervisor) startNode(ctx context.Context, comps map[string]Component) 
 	}
 	if err := s.importImages(ctx); err != nil {
 		return err
+	}
+	if s.state.Options.RealNode.NetPol == "" {
+		s.log.Printf("real node: no NetworkPolicy enforcer (--real-node-netpol not given): policies are stored, not enforced")
+	} else {
+		if ok, err := NFTQueueSupported(); err != nil {
+			s.log.Printf("real node: %v", err)
+		} else if !ok {
+			s.log.Printf("real node: this kernel has no nft_queue (CONFIG_NFT_QUEUE): kube-network-policies cannot install its rules, NetworkPolicies are NOT enforced")
+		}
+		if err := s.start(comps[NetworkPolicies]); err != nil {
+			return err
+		}
 	}
 	return s.start(comps[Kubelet])
 }

@@ -119,8 +119,26 @@ func TestRealNodeFiles(t *testing.T) {
 func TestRealNodeComponents(t *testing.T) {
 	l, st := realNodeState(t)
 	comps := Components(l, st)
-	if len(comps) != len(ComponentNames) {
-		t.Fatalf("%d components, want %d", len(comps), len(ComponentNames))
+	if want := componentNames(st.Options); len(comps) != len(want) || len(want) != len(ComponentNames)-1 {
+		t.Fatalf("%d components, want %d (all but the enforcer)", len(comps), len(want))
+	}
+	// With an enforcer, it runs inside the node's namespace, through the
+	// wrapper that gives it an in-cluster configuration.
+	withNP := st
+	rn := *st.Options.RealNode
+	rn.NetPol = "/opt/kube-network-policies"
+	withNP.Options.RealNode = &rn
+	all := Components(l, withNP)
+	if len(all) != len(ComponentNames) {
+		t.Fatalf("%d components with the enforcer, want %d", len(all), len(ComponentNames))
+	}
+	for _, c := range all {
+		if c.Name == NetworkPolicies {
+			got := strings.Join(c.argv("/bin/localcluster"), " ")
+			if want := "nsenter --net=" + l.NodeNetns() + " -- unshare --mount -- sh " + l.nodePath("kube-network-policies.sh"); got != want {
+				t.Errorf("enforcer argv %q, want %q", got, want)
+			}
+		}
 	}
 	byName := map[string]Component{}
 	for _, c := range comps {

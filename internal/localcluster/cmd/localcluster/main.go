@@ -36,7 +36,8 @@ Usage:
 Node flags: --system-nodes N --gvisor-nodes N --node-cpu Q --node-memory Q --node-pods N
 
 Real node (opt-in, root only; see README "Real node"):
-  --real-node --real-node-gvisor DIR --real-node-images DIR [--real-node-pod-cidr 198.18.0.0/24] [--real-node-cluster-dns 169.254.20.10]
+  --real-node --real-node-gvisor DIR --real-node-images DIR [--real-node-netpol BIN]
+  [--real-node-pod-cidr 198.18.0.0/24] [--real-node-cluster-dns 169.254.20.10]
   adds node gvisor-real-0: kubelet + containerd + runsc (gVisor) + CNI bridge + kube-network-policies
 `
 
@@ -83,6 +84,7 @@ func command(name string, args []string) int {
 		fs.StringVar(&opts.PodCIDR, "pod-cidr", def.PodCIDR, "pod IP range, split into one /24 per node")
 		fs.BoolVar(&realNode, "real-node", false, "add a real node (kubelet, containerd, runsc, CNI bridge, kube-network-policies) that runs pods for real; needs root")
 		fs.StringVar(&realOpts.GVisor, "real-node-gvisor", "", "directory with runsc and containerd-shim-runsc-v1 (build-gvisor.sh prints it)")
+		fs.StringVar(&realOpts.NetPol, "real-node-netpol", "", "kube-network-policies binary (build-netpol.sh prints it) to enforce NetworkPolicy; needs a kernel with nft_queue")
 		fs.StringVar(&realOpts.Images, "real-node-images", "", "directory of OCI image archives (*.tar, including pause.tar) to import into the real node")
 		fs.StringVar(&realOpts.PodCIDR, "real-node-pod-cidr", realOpts.PodCIDR, "the real node's pod range (inside its own network namespace)")
 		fs.StringVar(&realOpts.ClusterDNS, "real-node-cluster-dns", realOpts.ClusterDNS, "nameserver in the real node's pods' resolv.conf")
