@@ -220,3 +220,34 @@ func TestServeConnect(t *testing.T) {
 		t.Errorf("other target: %d, want 403", code)
 	}
 }
+
+func TestNetPolFiles(t *testing.T) {
+	l, st := realNodeState(t)
+	st.Options.RealNode.NetPol = "/opt/netpol/kube-network-policies"
+	p, err := GeneratePKI(net.ParseIP("10.96.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeConfigFiles(l, st, p); err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ := os.ReadFile(l.PKI("tokens.csv"))
+	token, _ := os.ReadFile(l.PKI("kube-network-policies.token"))
+	if lines := strings.Split(strings.TrimSpace(string(tokens)), "\n"); len(lines) != 2 ||
+		lines[1] != string(token)+","+NetworkPoliciesUser+","+NetworkPoliciesUser {
+		t.Errorf("tokens.csv:\n%s", tokens)
+	}
+	if target, err := os.Readlink(l.nodePath("bin", "kube-network-policies")); err != nil || target != st.Options.RealNode.NetPol {
+		t.Errorf("binary link: %q %v", target, err)
+	}
+	script, _ := os.ReadFile(l.nodePath("kube-network-policies.sh"))
+	for _, want := range []string{`mount -t tmpfs`, "KUBERNETES_SERVICE_PORT=6443", "--hostname-override=" + RealNodeName,
+		"--metrics-bind-address=127.0.0.1:9080", l.nodePath("bin", "kube-network-policies")} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("wrapper lacks %q:\n%s", want, script)
+		}
+	}
+}
