@@ -41,7 +41,7 @@ var All = map[string]Main{
 	"kube-scheduler":          Scheduler,
 	"kwok":                    Kwok,
 	// The real node (`up --real-node`), see realnode.go.
-	"kubelet":               Kubelet,
+	"kubelet": Kubelet,
 }
 
 // setArgs makes os.Args look as if the component were its own binary. Some
