@@ -216,14 +216,7 @@ func (r *networkPolicyResource) Delete(ctx context.Context, req resource.DeleteR
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default
 // namespace); Read then fills in everything else from the live policy.
 func (r *networkPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, err := object.ParseID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), object.ID(ns, name))...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	object.ImportState(ctx, req, resp)
 }
 
 // build is the object the plan describes.

@@ -219,12 +219,5 @@ func (r *templateResource) Delete(ctx context.Context, req resource.DeleteReques
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default
 // namespace); Read then fills in everything else from the live template.
 func (r *templateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, err := object.ParseID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), object.ID(ns, name))...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	object.ImportState(ctx, req, resp)
 }

@@ -284,14 +284,7 @@ func (r *warmPoolResource) Delete(ctx context.Context, req resource.DeleteReques
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default
 // namespace); Read then fills in everything else from the live pool.
 func (r *warmPoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, err := object.ParseID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), object.ID(ns, name))...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	object.ImportState(ctx, req, resp)
 }
 
 // checkTemplate makes sure the template the pool names exists. Without it
