@@ -15,9 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gke"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 )
 
 const (
@@ -164,7 +164,7 @@ func (m providerModel) resolve(lookupEnv func(string) (string, bool), version st
 	if g == nil {
 		g = &gkeModel{}
 	}
-	gc := gke.Config{UserAgent: userAgent}
+	gc := gkeapi.Config{UserAgent: userAgent}
 	gc.Project = r.str(g.Project, "GOOGLE_PROJECT", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT")
 	gc.Credentials = r.str(g.Credentials, "GOOGLE_CREDENTIALS", "GOOGLE_CLOUD_KEYFILE_JSON", "GCLOUD_KEYFILE_JSON")
 	gc.AccessToken = r.str(g.AccessToken, "GOOGLE_OAUTH_ACCESS_TOKEN")

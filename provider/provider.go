@@ -10,15 +10,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/cluster"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/controller"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gkeres"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/networkpolicy"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandbox"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxclaim"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/warmpool"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/cluster"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/controller"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/gke"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxclaim"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
 )
 
 // RegistryAddress is where the provider is published.
@@ -89,8 +89,8 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 	return []func() resource.Resource{
 		networkpolicy.NewResource,
 		controller.NewResource,
-		gkeres.NewNodePoolResource,
-		gkeres.NewAddonResource,
+		gke.NewNodePoolResource,
+		gke.NewAddonResource,
 		sandboxtemplate.NewResource,
 		sandbox.NewResource,
 		warmpool.NewResource,
@@ -101,7 +101,7 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		cluster.NewDataSource,
-		gkeres.NewClusterDataSource,
+		gke.NewClusterDataSource,
 		networkpolicy.NewDataSource,
 		sandboxtemplate.NewDataSource,
 		sandbox.NewDataSource,

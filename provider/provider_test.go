@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 )
 
 // isolatedFactories serves the provider with an empty environment, so a

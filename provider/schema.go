@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // providerSchema is the provider's configuration. Every attribute is
@@ -186,7 +186,7 @@ func gkeBlock() schema.SingleNestedBlock {
 				Optional: true,
 				MarkdownDescription: "Timeout of a single HTTP request to the container API, as a Go duration (`30s`, `2m`). " +
 					"Long-running operations are bounded by each resource's `timeouts` instead.",
-				Validators: []validator.String{validate.Duration()},
+				Validators: []validator.String{validators.Duration()},
 			},
 		},
 	}

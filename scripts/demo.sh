@@ -34,7 +34,7 @@ build() {
 	step "Building the provider and the demo orchestrator (Go build cache: first time ~1-2 min)"
 	mkdir -p "$BIN"
 	go build -o "$BIN/terraform-provider-agentsandbox" .
-	go build -o "$BIN/demo" ./internal/demo/cmd/demo
+	go build -o "$BIN/demo" ./internal/devenv/demo/cmd/demo
 }
 
 up() {
@@ -45,7 +45,7 @@ up() {
 
 	step "Building the local control plane (first time ~10 min on 2 cores, then cached in .cache/localcluster)"
 	local lc
-	lc=$(internal/localcluster/build.sh | tail -n1)
+	lc=$(internal/devenv/localcluster/build.sh | tail -n1)
 
 	step "Starting the local stack in the background: control plane, stand-in controller, GKE emulator, release server"
 	"$BIN/demo" up --dir "$DEMO" --localcluster-bin "$lc"
@@ -93,7 +93,7 @@ up() {
 		Done in $(elapsed). What ran where:
 		  - Kubernetes: a real control plane on 127.0.0.1 with FAKE kwok nodes: no container runs, nothing runs in
 		    gVisor, NetworkPolicies are stored but not enforced.
-		  - GKE: the container API EMULATOR (internal/gkeemu), not Google; its node pool has no VMs.
+		  - GKE: the container API EMULATOR (internal/testing/gkeemu), not Google; its node pool has no VMs.
 		  - Controller: the bundle's Deployment is installed but never runs; sandboxsim, a test-only STAND-IN for the
 		    upstream controller, reconciles the sandboxes and the warm pool.
 		  - Release assets: this repository's offline stand-ins, served from a loopback mirror.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make testacc-e2e: the end-to-end acceptance run on a real node (see
-# internal/e2e). The provider's resources are applied to a local cluster whose
+# internal/testing/realnode). The provider's resources are applied to a local cluster whose
 # node runs sandbox pods in gVisor and enforces NetworkPolicies; the checks run
 # inside the sandboxes. On a machine that cannot run the real node (not root,
 # missing Debian packages, kernel features) the test skips and says why.
@@ -34,5 +34,5 @@ down_leftover() {
 trap down_leftover EXIT
 
 t0=$(date +%s)
-go test -count=1 -timeout "${E2E_TIMEOUT:-40m}" -v -run '^TestE2E' ./internal/e2e/ 2>&1
+go test -count=1 -timeout "${E2E_TIMEOUT:-40m}" -v -run '^TestE2E' ./internal/testing/realnode/ 2>&1
 echo "testacc-e2e: finished in $(( $(date +%s) - t0 ))s"

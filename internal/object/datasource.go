@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // DataSourceMetadata is the model of a data source's identity and metadata
@@ -36,13 +36,13 @@ func DataSourceMetadataAttributes(kind string) map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: fmt.Sprintf("Name of the %s.", kind),
-			Validators:          []validator.String{validate.DNSSubdomainName()},
+			Validators:          []validator.String{validators.DNSSubdomainName()},
 		},
 		"namespace": schema.StringAttribute{
 			Optional:            true,
 			Computed:            true,
 			MarkdownDescription: fmt.Sprintf("Namespace of the %s. Defaults to `%s`.", kind, DefaultNamespace),
-			Validators:          []validator.String{validate.DNSLabelName()},
+			Validators:          []validator.String{validators.DNSLabelName()},
 		},
 		"labels": schema.MapAttribute{
 			Computed:            true,

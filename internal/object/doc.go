@@ -1,7 +1,7 @@
 // Package object is what every resource that manages one namespaced
 // Kubernetes object shares: the name/namespace/labels/annotations
 // attributes and their expand/flatten, import IDs, and the create / read /
-// update / delete steps over internal/kube (server-side apply with the
+// update / delete steps over internal/clients/kube (server-side apply with the
 // provider's field manager, "already exists" detection, deletion that waits
 // until the object is gone), and the parts of a data source reading one
 // object (DataSourceMetadataAttributes, Lookup).

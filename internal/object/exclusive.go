@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 )
 
 // Why ApplyExclusive exists

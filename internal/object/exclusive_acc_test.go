@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/acctest"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // ReservedPrefixes are label and annotation key prefixes that belong to the
@@ -50,7 +50,7 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: fmt.Sprintf("Name of the %s. Changing it replaces the object.", kind),
-			Validators:          []validator.String{validate.DNSSubdomainName()},
+			Validators:          []validator.String{validators.DNSSubdomainName()},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
 		"namespace": schema.StringAttribute{
@@ -59,7 +59,7 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			Default:  stringdefault.StaticString(DefaultNamespace),
 			MarkdownDescription: fmt.Sprintf("Namespace of the %s. Defaults to `%s`. Changing it replaces the object. "+
 				"The namespace must exist.", kind, DefaultNamespace),
-			Validators:    []validator.String{validate.DNSLabelName()},
+			Validators:    []validator.String{validators.DNSLabelName()},
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},
 		"labels": schema.MapAttribute{
@@ -68,14 +68,14 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			MarkdownDescription: fmt.Sprintf("Labels of the %s object. Only the keys declared here are managed: labels "+
 				"other tools or the controller add are left alone and never show as a diff. Keys under "+
 				"`agents.x-k8s.io/` are reserved for the controller.", kind),
-			Validators: []validator.Map{validate.Labels(ReservedPrefixes...)},
+			Validators: []validator.Map{validators.Labels(ReservedPrefixes...)},
 		},
 		"annotations": schema.MapAttribute{
 			Optional:    true,
 			ElementType: types.StringType,
 			MarkdownDescription: fmt.Sprintf("Annotations of the %s object. Only the keys declared here are managed. "+
 				"Keys under `agents.x-k8s.io/` are reserved for the controller.", kind),
-			Validators: []validator.Map{validate.Annotations(ReservedPrefixes...)},
+			Validators: []validator.Map{validators.Annotations(ReservedPrefixes...)},
 		},
 	}
 }

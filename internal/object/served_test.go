@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // Expand builds the API pod template from a planned `pod_template` object
@@ -238,10 +238,10 @@ func (e expander) probe(o types.Object) *corev1.Probe {
 }
 
 // portValue is a port number when the string is one and a port name
-// otherwise, as Kubernetes' int-or-string ports are (validate.Port has
+// otherwise, as Kubernetes' int-or-string ports are (validators.Port has
 // checked it).
 func portValue(s string) intstr.IntOrString {
-	if n, _, err := validate.ParsePort(s); err == nil && n != 0 {
+	if n, _, err := validators.ParsePort(s); err == nil && n != 0 {
 		return intstr.FromInt32(n)
 	}
 	return intstr.FromString(s)

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // The hardened defaults. They are schema Defaults (so a plan shows them) and
@@ -50,14 +50,14 @@ func podAttributes() map[string]schema.Attribute {
 			ElementType: types.StringType,
 			MarkdownDescription: "Labels of the pod. Keys under `agents.x-k8s.io/` and `extensions.agents.x-k8s.io/` " +
 				"belong to the agent-sandbox controller and are refused.",
-			Validators: []validator.Map{validate.Labels(sandboxapi.ReservedPrefix, sandboxapi.ReservedExtensionsPrefix)},
+			Validators: []validator.Map{validators.Labels(sandboxapi.ReservedPrefix, sandboxapi.ReservedExtensionsPrefix)},
 		},
 		"annotations": schema.MapAttribute{
 			Optional:    true,
 			ElementType: types.StringType,
 			MarkdownDescription: "Annotations of the pod. Keys under `agents.x-k8s.io/` and " +
 				"`extensions.agents.x-k8s.io/` belong to the agent-sandbox controller and are refused.",
-			Validators: []validator.Map{validate.Annotations(sandboxapi.ReservedPrefix, sandboxapi.ReservedExtensionsPrefix)},
+			Validators: []validator.Map{validators.Annotations(sandboxapi.ReservedPrefix, sandboxapi.ReservedExtensionsPrefix)},
 		},
 		"containers": schema.ListNestedAttribute{
 			Required: true,
@@ -99,14 +99,14 @@ func podAttributes() map[string]schema.Attribute {
 		"service_account_name": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Service account the pod runs as. Unset means the namespace's `default` account.",
-			Validators:          []validator.String{validate.DNSSubdomainName()},
+			Validators:          []validator.String{validators.DNSSubdomainName()},
 		},
 		"node_selector": schema.MapAttribute{
 			Optional:    true,
 			ElementType: types.StringType,
 			MarkdownDescription: "Node labels the pod's node must have. GKE labels gVisor nodes " +
 				"`sandbox.gke.io/runtime = gvisor` and schedules `gvisor` pods onto them without a selector.",
-			Validators: []validator.Map{validate.Labels()},
+			Validators: []validator.Map{validators.Labels()},
 		},
 		"tolerations": schema.ListNestedAttribute{
 			Optional:            true,
@@ -135,12 +135,12 @@ func podAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			ElementType:         types.StringType,
 			MarkdownDescription: "Names of Secrets in the sandbox's namespace holding registry credentials.",
-			Validators:          []validator.List{listvalidator.ValueStringsAre(validate.DNSSubdomainName())},
+			Validators:          []validator.List{listvalidator.ValueStringsAre(validators.DNSSubdomainName())},
 		},
 		"priority_class_name": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "PriorityClass of the pod.",
-			Validators:          []validator.String{validate.DNSSubdomainName()},
+			Validators:          []validator.String{validators.DNSSubdomainName()},
 		},
 		"termination_grace_period_seconds": schema.Int64Attribute{
 			Optional:            true,
@@ -168,7 +168,7 @@ func containerAttributes() map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Name of the container, unique in the pod (an RFC 1123 label).",
-			Validators:          []validator.String{validate.DNSLabelName()},
+			Validators:          []validator.String{validators.DNSLabelName()},
 		},
 		"image": schema.StringAttribute{
 			Required:            true,
@@ -243,8 +243,8 @@ func containerAttributes() map[string]schema.Attribute {
 
 func resourceMapValidators() []validator.Map {
 	return []validator.Map{
-		mapvalidator.KeysAre(validate.ResourceName()),
-		mapvalidator.ValueStringsAre(validate.NonNegativeQuantity()),
+		mapvalidator.KeysAre(validators.ResourceName()),
+		mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
 	}
 }
 
@@ -257,7 +257,7 @@ func envAttributes() map[string]schema.Attribute {
 				nameAttr: schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Name of the " + what + ".",
-					Validators:          []validator.String{validate.DNSSubdomainName()},
+					Validators:          []validator.String{validators.DNSSubdomainName()},
 				},
 				"key": schema.StringAttribute{
 					Required:            true,
@@ -312,7 +312,7 @@ func portAttributes() map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Name of the port (an IANA service name such as `http`), unique in the container.",
-			Validators:          []validator.String{validate.PortName()},
+			Validators:          []validator.String{validators.PortName()},
 		},
 		"container_port": schema.Int64Attribute{
 			Required:            true,
@@ -324,7 +324,7 @@ func portAttributes() map[string]schema.Attribute {
 			Computed:            true,
 			Default:             stringdefault.StaticString("TCP"),
 			MarkdownDescription: "`TCP` (default), `UDP` or `SCTP`.",
-			Validators:          []validator.String{validate.Protocol()},
+			Validators:          []validator.String{validators.Protocol()},
 		},
 	}
 }
@@ -334,7 +334,7 @@ func volumeMountAttributes() map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Name of the volume (a `volumes` entry or a volume claim template).",
-			Validators:          []validator.String{validate.DNSLabelName()},
+			Validators:          []validator.String{validators.DNSLabelName()},
 		},
 		"mount_path": schema.StringAttribute{
 			Required:            true,
@@ -452,7 +452,7 @@ func probePortAttribute() schema.StringAttribute {
 		Required: true,
 		MarkdownDescription: "Port number (1-65535; a number in the configuration is fine) or the name of a " +
 			"container port, e.g. `http`.",
-		Validators: []validator.String{validate.Port()},
+		Validators: []validator.String{validators.Port()},
 	}
 }
 
@@ -487,7 +487,7 @@ func volumeAttributes() map[string]schema.Attribute {
 		"name": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Name of the volume, unique in the pod (an RFC 1123 label); `volume_mounts` refer to it.",
-			Validators:          []validator.String{validate.DNSLabelName()},
+			Validators:          []validator.String{validators.DNSLabelName()},
 		},
 		"empty_dir": schema.SingleNestedAttribute{
 			Optional:            true,
@@ -501,7 +501,7 @@ func volumeAttributes() map[string]schema.Attribute {
 				"size_limit": schema.StringAttribute{
 					Optional:            true,
 					MarkdownDescription: "Maximum size as a quantity, e.g. `1Gi`; the pod is evicted beyond it.",
-					Validators:          []validator.String{validate.NonNegativeQuantity()},
+					Validators:          []validator.String{validators.NonNegativeQuantity()},
 				},
 			},
 		},
@@ -512,7 +512,7 @@ func volumeAttributes() map[string]schema.Attribute {
 				"name": schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Name of the ConfigMap.",
-					Validators:          []validator.String{validate.DNSSubdomainName()},
+					Validators:          []validator.String{validators.DNSSubdomainName()},
 				},
 				"items":        items,
 				"default_mode": defaultMode,
@@ -526,7 +526,7 @@ func volumeAttributes() map[string]schema.Attribute {
 				"secret_name": schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Name of the Secret.",
-					Validators:          []validator.String{validate.DNSSubdomainName()},
+					Validators:          []validator.String{validators.DNSSubdomainName()},
 				},
 				"items":        items,
 				"default_mode": defaultMode,
@@ -541,7 +541,7 @@ func volumeAttributes() map[string]schema.Attribute {
 				"claim_name": schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Name of the claim.",
-					Validators:          []validator.String{validate.DNSSubdomainName()},
+					Validators:          []validator.String{validators.DNSSubdomainName()},
 				},
 				"read_only": schema.BoolAttribute{
 					Optional:            true,
@@ -557,7 +557,7 @@ func tolerationAttributes() map[string]schema.Attribute {
 		"key": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Taint key; unset (with `operator = \"Exists\"`) tolerates every taint.",
-			Validators:          []validator.String{validate.QualifiedName()},
+			Validators:          []validator.String{validators.QualifiedName()},
 		},
 		"operator": schema.StringAttribute{
 			Optional:            true,
@@ -567,7 +567,7 @@ func tolerationAttributes() map[string]schema.Attribute {
 		"value": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Taint value to match with `Equal`.",
-			Validators:          []validator.String{validate.LabelValue()},
+			Validators:          []validator.String{validators.LabelValue()},
 		},
 		"effect": schema.StringAttribute{
 			Optional:            true,
@@ -625,7 +625,7 @@ func affinityAttributes() map[string]schema.Attribute {
 							Required: true,
 							MarkdownDescription: "Node label whose value defines \"the same place\", e.g. " +
 								"`kubernetes.io/hostname` (spread over nodes) or `topology.kubernetes.io/zone`.",
-							Validators: []validator.String{validate.QualifiedName()},
+							Validators: []validator.String{validators.QualifiedName()},
 						},
 						"label_selector": schema.SingleNestedAttribute{
 							Required:            true,
@@ -636,7 +636,7 @@ func affinityAttributes() map[string]schema.Attribute {
 							Optional:            true,
 							ElementType:         types.StringType,
 							MarkdownDescription: "Namespaces of those pods; unset means the sandbox's namespace.",
-							Validators:          []validator.List{listvalidator.ValueStringsAre(validate.DNSLabelName())},
+							Validators:          []validator.List{listvalidator.ValueStringsAre(validators.DNSLabelName())},
 						},
 					}},
 				},
@@ -651,7 +651,7 @@ func labelSelectorAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			ElementType:         types.StringType,
 			MarkdownDescription: "Labels the pods must have.",
-			Validators:          []validator.Map{validate.Labels()},
+			Validators:          []validator.Map{validators.Labels()},
 		},
 		"match_expressions": schema.ListNestedAttribute{
 			Optional:            true,
@@ -668,7 +668,7 @@ func matchExpressionAttributes(operators ...string) map[string]schema.Attribute 
 		"key": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Label key.",
-			Validators:          []validator.String{validate.QualifiedName()},
+			Validators:          []validator.String{validators.QualifiedName()},
 		},
 		"operator": schema.StringAttribute{
 			Required:            true,
@@ -692,7 +692,7 @@ func dnsConfigAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "IP addresses of name servers, at most 3.",
 			Validators: []validator.List{
 				listvalidator.SizeAtMost(3),
-				listvalidator.ValueStringsAre(validate.IPAddress()),
+				listvalidator.ValueStringsAre(validators.IPAddress()),
 			},
 		},
 		"searches": schema.ListAttribute{

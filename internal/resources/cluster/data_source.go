@@ -1,0 +1,166 @@
+// Package cluster implements data.agentsandbox_cluster: what a cluster offers
+// for running sandboxes (server version, served agent-sandbox API versions,
+// the gVisor RuntimeClass), so modules can check prerequisites or branch on
+// them before creating anything.
+package cluster
+
+import (
+	"context"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+var (
+	_ datasource.DataSource              = (*clusterDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*clusterDataSource)(nil)
+)
+
+// NewDataSource is registered in the provider.
+func NewDataSource() datasource.DataSource { return &clusterDataSource{} }
+
+type clusterDataSource struct {
+	meta *conn.Meta
+}
+
+type clusterModel struct {
+	RuntimeClassName   types.String `tfsdk:"runtime_class_name"`
+	Host               types.String `tfsdk:"host"`
+	ServerVersion      types.String `tfsdk:"server_version"`
+	SandboxAPIVersions types.List   `tfsdk:"sandbox_api_versions"`
+	RuntimeClassExists types.Bool   `tfsdk:"gvisor_runtime_class"`
+	RuntimeHandler     types.String `tfsdk:"runtime_handler"`
+}
+
+var runtimeClassGVR = k8sschema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+
+func (d *clusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_cluster"
+}
+
+func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "What the configured cluster offers for running sandboxes: its version, which " +
+			"agent-sandbox API versions it serves (empty until the CRDs are installed, e.g. by " +
+			"`agentsandbox_controller`), and whether the gVisor RuntimeClass exists. Reads live state on every plan.",
+		Attributes: map[string]schema.Attribute{
+			"runtime_class_name": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "RuntimeClass to look for. Defaults to `gvisor`, the name GKE and the hardened templates use.",
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 253)},
+			},
+			"host": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Address of the API server the provider is connected to.",
+			},
+			"server_version": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The API server's version, e.g. `v1.37.2` (GKE adds a suffix such as `-gke.1000`).",
+			},
+			"sandbox_api_versions": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Served group versions of the agent-sandbox API, sorted, e.g. " +
+					"`[\"agents.x-k8s.io/v1beta1\", \"extensions.agents.x-k8s.io/v1beta1\"]`. Empty when the CRDs are not installed.",
+			},
+			"gvisor_runtime_class": schema.BoolAttribute{
+				Computed:            true,
+				MarkdownDescription: "Whether the RuntimeClass named by `runtime_class_name` exists.",
+			},
+			"runtime_handler": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Handler of that RuntimeClass (`runsc` for gVisor), or empty when it does not exist.",
+			},
+		},
+	}
+}
+
+func (d *clusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	d.meta = meta
+}
+
+func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m clusterModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c, diags := d.meta.Kube(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	cs, err := c.Clientset()
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot build the Kubernetes client", err.Error())
+		return
+	}
+
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{Kind: "server version", Name: "/version"})...)
+		return
+	}
+	groups, err := cs.Discovery().ServerGroups()
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostics(err, "list", kube.ObjectRef{Kind: "API groups"})...)
+		return
+	}
+	versions := servedSandboxVersions(groups)
+
+	rcName := m.RuntimeClassName.ValueString()
+	if rcName == "" {
+		rcName = "gvisor"
+	}
+	handler := ""
+	rc, err := c.Get(ctx, runtimeClassGVR, "", rcName)
+	switch {
+	case err == nil:
+		handler, _ = rc.Object["handler"].(string)
+	case kube.IsNotFound(err):
+	default:
+		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: runtimeClassGVR, Kind: "RuntimeClass", Name: rcName})...)
+		return
+	}
+
+	list, diags := types.ListValueFrom(ctx, types.StringType, versions)
+	resp.Diagnostics.Append(diags...)
+	m.Host = types.StringValue(c.RESTConfig().Host)
+	m.ServerVersion = types.StringValue(v.GitVersion)
+	m.SandboxAPIVersions = list
+	m.RuntimeClassExists = types.BoolValue(err == nil)
+	m.RuntimeHandler = types.StringValue(handler)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// servedSandboxVersions lists, sorted, the group versions of the two
+// agent-sandbox API groups that the server serves.
+func servedSandboxVersions(groups *metav1.APIGroupList) []string {
+	out := []string{}
+	if groups == nil {
+		return out
+	}
+	for _, g := range groups.Groups {
+		if g.Name != agentsv1beta1.Group && g.Name != extv1beta1.Group {
+			continue
+		}
+		for _, v := range g.Versions {
+			out = append(out, v.GroupVersion)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,632 @@
+// Package controller implements agentsandbox_controller: it installs and
+// upgrades the open-source agent-sandbox controller from a release bundle
+// (upstream's release assets, a mirror, or an inline manifest) with a
+// staged server-side apply, keeps the inventory of applied objects in
+// state, prunes what an upgrade drops (including v0.5's conversion-webhook
+// objects and stale CRD storedVersions), and detects drift with one GET
+// per object.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
+)
+
+var (
+	_ resource.Resource                     = (*controllerResource)(nil)
+	_ resource.ResourceWithConfigure        = (*controllerResource)(nil)
+	_ resource.ResourceWithImportState      = (*controllerResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*controllerResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*controllerResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*controllerResource)(nil)
+)
+
+// Default bounds of the operations; the timeouts block overrides them.
+const (
+	defaultCreateTimeout = 10 * time.Minute
+	defaultUpdateTimeout = 10 * time.Minute
+	defaultDeleteTimeout = 10 * time.Minute
+	// planFetchTimeout bounds downloading the manifest while planning,
+	// which has no timeouts of its own.
+	planFetchTimeout = 5 * time.Minute
+)
+
+// userAgent identifies manifest downloads in mirror and proxy logs.
+const userAgent = "terraform-provider-agentsandbox (agentsandbox_controller)"
+
+// NewResource is registered in the provider.
+func NewResource() resource.Resource { return &controllerResource{} }
+
+type controllerResource struct {
+	meta *conn.Meta
+}
+
+var (
+	versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	sha256RE  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	urlRE     = regexp.MustCompile(`^https?://[^\s/]+(/\S*)?$`)
+)
+
+func (r *controllerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_controller"
+}
+
+func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Installs and upgrades the open-source " +
+			"[agent-sandbox](https://github.com/kubernetes-sigs/agent-sandbox) controller and its CRDs from a release " +
+			"bundle, with a staged server-side apply (namespaces and CRDs first, then RBAC, then workloads), and waits " +
+			"until the controller is available.\n\n" +
+			"The state keeps the inventory of applied objects; an upgrade prunes the objects the new release no longer " +
+			"has (for v0.5 → v1.0: the conversion webhook Service, its certificate Secret, Role and RoleBinding) and " +
+			"removes versions the new CRDs no longer serve from `status.storedVersions` after migrating the stored " +
+			"objects. A refresh costs one GET per object and reports objects deleted or changed outside Terraform; the " +
+			"next apply repairs them. Fields the controller writes at run time (the CRDs' conversion webhook " +
+			"`caBundle` and `service`) never show as drift.\n\n" +
+			"Do not use it on a GKE cluster that runs GKE's managed Agent Sandbox add-on (`agentsandbox_gke_addon`): " +
+			"it refuses to install there. See the guide *Installing and upgrading the agent-sandbox controller*.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<namespace>/<version>`, e.g. `agent-sandbox-system/v1.0.7`; also the import ID.",
+			},
+			"version": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Release tag to install, e.g. `v1.0.7`. Chooses the release assets (releases up to " +
+					"v0.5.1 publish `manifest.yaml` + `extensions.yaml`, later ones `sandbox-with-extensions.yaml`) and " +
+					"decides upgrade steps; with `manifest_url` or `manifest` it must name the release that manifest is. " +
+					"Changing it upgrades (or downgrades) in place.",
+				Validators: []validator.String{stringvalidator.RegexMatches(versionRE, "must be a release tag such as v1.0.7")},
+			},
+			"release_base_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Where release assets are downloaded from, as `<release_base_url>/<version>/<asset>`. " +
+					"Defaults to `" + DefaultReleaseBaseURL + "`; point it at a mirror of the release assets for air-gapped " +
+					"installs. Conflicts with `manifest_url` and `manifest`.",
+				Validators: []validator.String{stringvalidator.RegexMatches(urlRE, "must be an http:// or https:// URL")},
+			},
+			"manifest_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Download the manifest from this URL instead of the release assets. It is installed " +
+					"as is (plus `image_registry` and `controller`).",
+				Validators: []validator.String{stringvalidator.RegexMatches(urlRE, "must be an http:// or https:// URL")},
+			},
+			"manifest": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The manifest itself, e.g. `file(\"sandbox-with-extensions.yaml\")`: multi-document " +
+					"YAML. It is stored in state; for a large manifest prefer `manifest_url` on a mirror.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"manifest_sha256": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Expected SHA-256 (hex) of the manifest exactly as downloaded (for the two-file " +
+					"releases up to v0.5.1: of `manifest.yaml` followed by `extensions.yaml`, as `cat manifest.yaml " +
+					"extensions.yaml | sha256sum` prints). Checked while planning and again before anything is applied; " +
+					"a mismatch applies nothing. `applied_manifest_sha256` shows the digest of what was installed.",
+				Validators: []validator.String{stringvalidator.RegexMatches(sha256RE, "must be 64 hexadecimal characters")},
+			},
+			"extensions": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Install the extensions (SandboxTemplate, SandboxWarmPool, SandboxClaim and the " +
+					"controller's `--extensions` mode). Default `true`. Only for release downloads; `manifest_url` and " +
+					"`manifest` are installed as they are.",
+			},
+			"image_registry": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Rewrite every container image of the manifest to this registry (host, optional " +
+					"port and path), keeping repository and tag: with `mirror.example.com/k8s`, " +
+					"`registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7` becomes " +
+					"`mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7`. Images without a registry " +
+					"are Docker Hub's (`busybox` becomes `<registry>/library/busybox`).",
+				Validators: []validator.String{stringvalidator.RegexMatches(imageRegistryRE,
+					"must be a registry host with an optional port and path, without scheme or tag, e.g. mirror.example.com:5000/k8s")},
+			},
+			"controller": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Settings of the controller Deployment (`" + ControllerDeploymentName + "`) " +
+					"and its container. Unset attributes keep the release's values.",
+				Attributes: map[string]schema.Attribute{
+					"args": schema.ListAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						MarkdownDescription: "Extra controller flags, e.g. `[\"--kube-api-qps=100\", \"--leader-elect=false\"]`. " +
+							"A flag the release already sets is replaced, others are appended.",
+						Validators: []validator.List{listvalidator.ValueStringsAre(
+							stringvalidator.RegexMatches(regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*(=.*)?$`), "must be a flag such as --kube-api-qps=100"))},
+					},
+					"replicas": schema.Int64Attribute{
+						Optional:            true,
+						MarkdownDescription: "Number of controller replicas (leader election keeps one active).",
+						Validators:          []validator.Int64{int64validator.Between(0, 100)},
+					},
+					"resources": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Replaces the controller container's resource requests and limits.",
+						Attributes: map[string]schema.Attribute{
+							"requests": schema.MapAttribute{
+								Optional: true, ElementType: types.StringType,
+								MarkdownDescription: "e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
+								Validators: []validator.Map{
+									mapvalidator.KeysAre(validators.ResourceName()),
+									mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
+								},
+							},
+							"limits": schema.MapAttribute{
+								Optional: true, ElementType: types.StringType,
+								MarkdownDescription: "e.g. `{ memory = \"1Gi\" }`.",
+								Validators: []validator.Map{
+									mapvalidator.KeysAre(validators.ResourceName()),
+									mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
+								},
+							},
+						},
+					},
+					"node_selector": schema.MapAttribute{
+						Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "Node labels the controller pods must run on; replaces the release's.",
+						Validators:          []validator.Map{validators.Labels()},
+					},
+					"tolerations": schema.ListNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Tolerations of the controller pods; replaces the release's.",
+						NestedObject: schema.NestedAttributeObject{
+							Attributes: map[string]schema.Attribute{
+								"key": schema.StringAttribute{
+									Optional: true, MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint.",
+									Validators: []validator.String{validators.QualifiedName()},
+								},
+								"operator": schema.StringAttribute{
+									Optional: true, MarkdownDescription: "`Equal` (default) or `Exists`.",
+									Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")},
+								},
+								"value": schema.StringAttribute{
+									Optional: true, MarkdownDescription: "Taint value, for operator `Equal`.",
+									Validators: []validator.String{validators.LabelValue()},
+								},
+								"effect": schema.StringAttribute{
+									Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all.",
+									Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")},
+								},
+								"toleration_seconds": schema.Int64Attribute{
+									Optional: true, MarkdownDescription: "For `NoExecute`: how long the pod stays bound after the taint appears.",
+									Validators: []validator.Int64{int64validator.AtLeast(0)},
+								},
+							},
+						},
+					},
+				},
+			},
+			"keep_crds_on_destroy": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Leave the CRDs in the cluster on destroy (and when an upgrade drops one). Default " +
+					"`true`, because deleting a CRD deletes every object of its kind: every Sandbox, template, warm pool " +
+					"and claim in the cluster. Set `false` (and apply) before destroying to remove them.",
+			},
+			"wait": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Wait until the controller's Deployments are available (and pruned objects are gone). " +
+					"Default `true`. CRDs and namespaces are always awaited, since the rest depends on them.",
+			},
+			"namespace": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Namespace the controller runs in, as the manifest defines it (`agent-sandbox-system` for upstream releases).",
+			},
+			"applied_manifest_sha256": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "SHA-256 of the manifest that was applied, computed like `manifest_sha256`; copy it there to pin the bundle.",
+			},
+			"inventory": schema.MapNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The objects applied, keyed `Kind[.group]/[namespace/]name` (e.g. " +
+					"`Deployment.apps/agent-sandbox-system/agent-sandbox-controller`). A refresh sets `drift` on objects " +
+					"deleted or changed outside Terraform, and the next apply repairs them.",
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"api_version": schema.StringAttribute{Computed: true, MarkdownDescription: "API version, e.g. `apps/v1`."},
+						"kind":        schema.StringAttribute{Computed: true, MarkdownDescription: "Kind, e.g. `Deployment`."},
+						"namespace":   schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace; empty for cluster-scoped objects."},
+						"name":        schema.StringAttribute{Computed: true, MarkdownDescription: "Name."},
+						"digest": schema.StringAttribute{
+							Computed: true,
+							MarkdownDescription: "SHA-256 of the fields this provider's field manager owns in the object, " +
+								"with their values, right after the apply.",
+						},
+						"drift": schema.StringAttribute{
+							Computed:            true,
+							MarkdownDescription: "Empty, or `deleted` / `changed` when the last refresh found the object deleted or changed outside Terraform.",
+						},
+					},
+				},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func (r *controllerResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{
+		resourcevalidator.Conflicting(path.MatchRoot("manifest"), path.MatchRoot("manifest_url"), path.MatchRoot("release_base_url")),
+	}
+}
+
+func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m controllerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	custom := !m.Manifest.IsNull() || !m.ManifestURL.IsNull()
+	if custom && !m.Extensions.IsNull() && !m.Extensions.IsUnknown() && !m.Extensions.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("extensions"), "extensions only selects release assets",
+			"`extensions = false` chooses the release's core-only asset (sandbox.yaml), but with `manifest_url` or "+
+				"`manifest` the given manifest is installed as it is. Give a manifest without the extensions instead, "+
+				"or remove `extensions`.")
+	}
+	if m.Controller.IsNull() || m.Controller.IsUnknown() {
+		return
+	}
+	s, _, diags := m.settings(ctx)
+	if diags.HasError() {
+		return
+	}
+	for i, t := range s.Tolerations {
+		p := path.Root("controller").AtName("tolerations").AtListIndex(i)
+		if t["operator"] == "Exists" && t["value"] != nil {
+			resp.Diagnostics.AddAttributeError(p.AtName("value"), "Invalid toleration",
+				"With operator Exists a toleration matches any value; remove `value` or use operator Equal.")
+		}
+		if t["tolerationSeconds"] != nil && t["effect"] != "NoExecute" {
+			resp.Diagnostics.AddAttributeError(p.AtName("toleration_seconds"), "Invalid toleration",
+				"toleration_seconds only applies to effect NoExecute.")
+		}
+		if t["key"] == nil && t["operator"] != "Exists" {
+			resp.Diagnostics.AddAttributeError(p.AtName("key"), "Invalid toleration",
+				"A toleration without a key must use operator Exists (it then tolerates every taint).")
+		}
+	}
+}
+
+func (r *controllerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.meta = meta
+}
+
+// ModifyPlan decides whether an apply has work to do and, when it has,
+// downloads and expands the manifest so that the plan already shows the
+// objects that will be installed (and pruned), and so that a bad checksum,
+// an unreachable URL or a malformed manifest fails the plan, before any
+// request to the cluster. The cluster itself is not contacted.
+func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan controllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var state *controllerModel
+	if !req.State.Raw.IsNull() {
+		state = &controllerModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+
+	if !plan.inputsKnown() {
+		plan.ID, plan.Namespace = types.StringUnknown(), types.StringUnknown()
+		plan.AppliedManifestSHA256 = types.StringUnknown()
+		plan.Inventory = types.MapUnknown(inventoryElemType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	var prior []inventoryEntry
+	if state != nil {
+		var d diag.Diagnostics
+		prior, d = state.inventory(ctx)
+		resp.Diagnostics.Append(d...)
+	}
+	if state != nil && len(prior) > 0 && inputsEqual(&plan, state) {
+		// The same objects as last time: keep what state knows, and plan
+		// to re-apply only what a refresh found deleted or changed.
+		plan.ID, plan.Namespace, plan.AppliedManifestSHA256 = state.ID, state.Namespace, state.AppliedManifestSHA256
+		planned := make([]inventoryEntry, len(prior))
+		copy(planned, prior)
+		if drift := driftSummary(prior); len(drift) > 0 {
+			for i := range planned {
+				if planned[i].Drift != driftNone {
+					planned[i].Digest, planned[i].Drift = "", driftNone
+				}
+			}
+			tflog.Info(ctx, "objects changed outside Terraform will be re-applied", map[string]any{"objects": strings.Join(drift, "; ")})
+		}
+		list, d := inventoryValue(planned)
+		resp.Diagnostics.Append(d...)
+		plan.Inventory = list
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	fetchCtx, cancel := context.WithTimeout(ctx, planFetchTimeout)
+	defer cancel()
+	bundle, diags := prepare(fetchCtx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	entries := make([]inventoryEntry, 0, len(bundle.Objects))
+	for _, o := range bundle.Objects {
+		entries = append(entries, entryFor(o))
+	}
+	list, d := inventoryValue(entries)
+	resp.Diagnostics.Append(d...)
+	plan.Inventory = list
+	plan.AppliedManifestSHA256 = types.StringValue(bundle.SHA256)
+	plan.Namespace = types.StringValue(bundle.Namespace)
+	plan.ID = types.StringValue(importID(bundle.Namespace, plan.Version.ValueString()))
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *controllerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan controllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	entries, diags := r.apply(ctx, &plan, nil, "")
+	resp.Diagnostics.Append(diags...)
+	if len(entries) == 0 {
+		return // nothing was written: no state
+	}
+	// Even after a failure, record what was applied so that destroy (or
+	// the replacement Terraform plans for a failed create) removes it.
+	list, d := inventoryValue(entries)
+	resp.Diagnostics.Append(d...)
+	plan.Inventory = list
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state controllerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c, diags := r.meta.Kube(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	entries, diags := state.inventory(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if len(entries) == 0 {
+		// Imported and not applied yet: all we know is the namespace.
+		r.readImported(ctx, c, &state, resp)
+		return
+	}
+	in := &installer{c: c, manager: r.meta.FieldManager()}
+	refreshed, diags := in.refresh(ctx, entries)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if drift := driftSummary(refreshed); len(drift) > 0 {
+		tflog.Warn(ctx, "agent-sandbox controller objects changed outside Terraform", map[string]any{"objects": strings.Join(drift, "; ")})
+	}
+	list, d := inventoryValue(refreshed)
+	resp.Diagnostics.Append(d...)
+	state.Inventory = list
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// readImported checks that an imported installation exists: its namespace
+// does. The first apply after the import applies the bundle (adopting the
+// objects) and records the inventory.
+func (r *controllerResource) readImported(ctx context.Context, c *kube.Client, state *controllerModel, resp *resource.ReadResponse) {
+	ns := state.Namespace.ValueString()
+	m, _ := kube.WellKnownMapping(namespaceGVK)
+	_, err := c.Get(ctx, m.GVR, "", ns)
+	if kube.IsNotFound(err) {
+		tflog.Warn(ctx, "the controller's namespace does not exist; removing the resource from state", map[string]any{"namespace": ns})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: m.GVR, Kind: "Namespace", Name: ns})...)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *controllerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state controllerModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Inventory.IsUnknown() && fullyKnown(plan.Inventory) {
+		// Only attributes of the resource itself (wait, timeouts,
+		// keep_crds_on_destroy) changed: nothing to apply.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	prior, d := state.inventory(ctx)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	priorVersion := state.Version.ValueString()
+	if len(prior) == 0 {
+		// Imported: what is installed is not known for sure.
+		priorVersion = ""
+	}
+	entries, diags := r.apply(ctx, &plan, prior, priorVersion)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		if len(entries) > 0 {
+			// Keep the old inputs, so the next plan retries the upgrade,
+			// and every object either version may have left behind.
+			list, d := inventoryValue(mergeInventories(prior, entries))
+			resp.Diagnostics.Append(d...)
+			state.Inventory = list
+			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		}
+		return
+	}
+	list, d := inventoryValue(entries)
+	resp.Diagnostics.Append(d...)
+	plan.Inventory = list
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state controllerModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	entries, d := state.inventory(ctx)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if len(entries) == 0 {
+		resp.Diagnostics.AddWarning("Nothing to delete",
+			fmt.Sprintf("%s was imported and never applied, so this resource does not know which objects belong to "+
+				"the installation; nothing was deleted. Remove them with the release's manifest (kubectl delete -f ...).", state.ID.ValueString()))
+		return
+	}
+	c, diags := r.meta.Kube(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	in := &installer{c: c, manager: r.meta.FieldManager(), wait: true, keepCRDs: orTrue(state.KeepCRDsOnDestroy)}
+	resp.Diagnostics.Append(in.uninstall(ctx, entries)...)
+}
+
+func (r *controllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, version, ok := strings.Cut(req.ID, "/")
+	if !ok || ns == "" || !versionRE.MatchString(version) {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected <namespace>/<version>, e.g. agent-sandbox-system/v1.0.7; got %q.", req.ID))
+		return
+	}
+	for _, set := range []struct {
+		attr string
+		v    any
+	}{
+		{"id", req.ID}, {"namespace", ns}, {"version", version},
+		{"extensions", true}, {"keep_crds_on_destroy", true}, {"wait", true},
+	} {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(set.attr), set.v)...)
+	}
+}
+
+// apply is Create's and Update's common path: refuse next to GKE's managed
+// add-on, fetch and check the manifest again, then install it. It returns
+// the inventory of what was applied (possibly partial, with errors).
+func (r *controllerResource) apply(ctx context.Context, plan *controllerModel, prior []inventoryEntry, priorVersion string) ([]inventoryEntry, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	// Everything that can fail without the cluster fails first, so that a
+	// bad manifest or checksum never leads to a single request.
+	bundle, d := prepare(ctx, plan)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if want := plan.AppliedManifestSHA256; !want.IsNull() && !want.IsUnknown() && want.ValueString() != bundle.SHA256 {
+		diags.AddAttributeError(plan.source().attrPath(), "Manifest changed since the plan",
+			fmt.Sprintf("The manifest from %s had SHA-256 %s when this plan was made (or when it was last applied) and "+
+				"now has %s; nothing was applied. Plan again to see what the new manifest installs, and pin it with "+
+				"manifest_sha256.",
+				plan.source().describe(), want.ValueString(), bundle.SHA256))
+		return nil, diags
+	}
+	c, d := r.meta.Kube(ctx)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	evidence, d := detectManagedAddon(ctx, r.meta, c)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if evidence != "" {
+		diags.Append(managedAddonDiagnostic(evidence))
+		return nil, diags
+	}
+	in := &installer{
+		c: c, manager: r.meta.FieldManager(),
+		wait: orTrue(plan.Wait), keepCRDs: orTrue(plan.KeepCRDsOnDestroy),
+	}
+	tflog.Info(ctx, "installing agent-sandbox controller", map[string]any{
+		"version": plan.Version.ValueString(), "source": bundle.Source, "objects": len(bundle.Objects),
+		"prior_version": priorVersion, "prior_objects": len(prior),
+	})
+	entries, d := in.install(ctx, bundle.Objects, prior, priorVersion, plan.Version.ValueString(), bundle.Namespace)
+	diags.Append(d...)
+	return entries, diags
+}

@@ -1,0 +1,274 @@
+package gke
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+)
+
+var (
+	_ resource.Resource                = (*addonResource)(nil)
+	_ resource.ResourceWithConfigure   = (*addonResource)(nil)
+	_ resource.ResourceWithImportState = (*addonResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*addonResource)(nil)
+)
+
+// NewAddonResource is registered in the provider.
+func NewAddonResource() resource.Resource { return &addonResource{} }
+
+type addonResource struct {
+	meta *conn.Meta
+}
+
+type addonModel struct {
+	ID       types.String   `tfsdk:"id"`
+	Project  types.String   `tfsdk:"project"`
+	Location types.String   `tfsdk:"location"`
+	Cluster  types.String   `tfsdk:"cluster"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+}
+
+func (m *addonModel) clusterName() gkeapi.ClusterName {
+	return gkeapi.ClusterName{Project: m.Project.ValueString(), Location: m.Location.ValueString(), Cluster: m.Cluster.ValueString()}
+}
+
+func (r *addonResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_gke_addon"
+}
+
+func (r *addonResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Enables GKE's managed Agent Sandbox add-on (`addonsConfig.agentSandboxConfig`) on an existing " +
+			"cluster, waits for the cluster update, and disables it again on destroy. GKE then runs the agent-sandbox " +
+			"controller and its CRDs for you.\n\nDo not combine it with `agentsandbox_controller` (the open-source " +
+			"controller) in the same cluster: both would reconcile the same objects. GKE documents a minimum cluster " +
+			"version for the add-on (1.35.2-gke.1269000 at the time of writing) and refuses older clusters. Enabling " +
+			"an add-on that is already on adopts it (with a warning): destroying this resource then turns it off.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The cluster's full resource name, `projects/P/locations/L/clusters/C`; also the import ID.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"project": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "Project of the cluster. Defaults to the provider's `gke.project`.",
+				Validators:          []validator.String{projectID()},
+			},
+			"location": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Location (region or zone) of the cluster.",
+				Validators:          []validator.String{location()},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"cluster": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the cluster.",
+				Validators:          []validator.String{gkeName("cluster")},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Delete: true}),
+		},
+	}
+}
+
+func (r *addonResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.meta = meta
+}
+
+// ModifyPlan defaults the project from the provider (replacing when it
+// changes) and plans the ID.
+func (r *addonResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, config addonModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *addonModel
+	if !req.State.Raw.IsNull() {
+		state = &addonModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if config.Project.IsNull() {
+		switch {
+		case r.meta != nil && r.meta.GKEProject() != "":
+			plan.Project = types.StringValue(r.meta.GKEProject())
+		case state != nil:
+			plan.Project = state.Project
+		default:
+			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
+				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT).")
+			return
+		}
+	}
+	if state != nil && !plan.Project.IsUnknown() && !plan.Project.Equal(state.Project) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
+	}
+	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() {
+		plan.ID = types.StringValue(plan.clusterName().String())
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *addonResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan addonModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultAddonTimeout)
+	resp.Diagnostics.Append(diags...)
+	project, diags := resolveProject(plan.Project, r.meta)
+	resp.Diagnostics.Append(diags...)
+	client, diags := gkeClient(ctx, r.meta)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	plan.Project = types.StringValue(project)
+	plan.ID = types.StringValue(plan.clusterName().String())
+	name := plan.ID.ValueString()
+
+	cluster, err := client.Service.Projects.Locations.Clusters.Get(name).Context(ctx).Do()
+	if err != nil {
+		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersGet, name))
+		return
+	}
+	if gkeapi.AgentSandboxAddonEnabled(cluster) {
+		resp.Diagnostics.AddWarning("Agent Sandbox add-on already enabled",
+			fmt.Sprintf("The add-on was already enabled on %s; this resource now manages it, and destroying it will "+
+				"disable the add-on.", name))
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	if err := setAgentSandbox(ctx, client, name, true); err != nil {
+		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersUpdate, name))
+		return
+	}
+	cluster, err = client.Service.Projects.Locations.Clusters.Get(name).Context(ctx).Do()
+	if err != nil {
+		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersGet, name))
+		return
+	}
+	if !gkeapi.AgentSandboxAddonEnabled(cluster) {
+		resp.Diagnostics.AddError("Agent Sandbox add-on not enabled",
+			fmt.Sprintf("Request: %s %s (desiredAddonsConfig.agentSandboxConfig.enabled=true)\nGKE reported the operation "+
+				"as done, but the cluster still shows the add-on disabled.\n\nWhat to do: check the cluster in the "+
+				"console (the add-on may need a newer cluster version) and apply again.", gkeapi.MethodClustersUpdate, name))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// setAgentSandbox turns the add-on on or off through Clusters.Update with
+// only agentSandboxConfig in desiredAddonsConfig, so that no other add-on
+// is touched, and waits for the operation (riding out a busy cluster).
+func setAgentSandbox(ctx context.Context, client *gkeapi.Client, name string, enabled bool) error {
+	tflog.Info(ctx, "changing GKE Agent Sandbox add-on", map[string]any{"cluster": name, "enabled": enabled})
+	req := &container.UpdateClusterRequest{Update: &container.ClusterUpdate{
+		DesiredAddonsConfig: &container.AddonsConfig{AgentSandboxConfig: &container.AgentSandboxConfig{
+			Enabled: enabled,
+			// false is omitted from JSON unless forced, and GKE would then
+			// see an empty config instead of "disable".
+			ForceSendFields: []string{"Enabled"},
+		}},
+	}}
+	_, err := client.RunOperation(ctx, func() (*container.Operation, error) {
+		return client.Service.Projects.Locations.Clusters.Update(name, req).Context(ctx).Do()
+	})
+	return err
+}
+
+func (r *addonResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state addonModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	client, diags := gkeClient(ctx, r.meta)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.clusterName().String()
+	cluster, err := client.Service.Projects.Locations.Clusters.Get(name).Context(ctx).Do()
+	if gkeapi.IsNotFound(err) {
+		tflog.Warn(ctx, "GKE cluster is gone; removing the add-on from state", map[string]any{"cluster": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersGet, name))
+		return
+	}
+	if !gkeapi.AgentSandboxAddonEnabled(cluster) {
+		// Disabled outside Terraform: the next plan enables it again.
+		tflog.Warn(ctx, "GKE Agent Sandbox add-on is disabled; removing it from state", map[string]any{"cluster": name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.ID = types.StringValue(name)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update only records new timeouts: every other attribute replaces.
+func (r *addonResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan addonModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *addonResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state addonModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultAddonTimeout)
+	resp.Diagnostics.Append(diags...)
+	client, diags := gkeClient(ctx, r.meta)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	name := state.clusterName().String()
+	if err := setAgentSandbox(ctx, client, name, false); err != nil && !gkeapi.IsNotFound(err) {
+		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersUpdate, name))
+	}
+}
+
+func (r *addonResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	n, err := gkeapi.ParseClusterName(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("%v.\n\nImport the add-on by its cluster's full resource name, for example:\n\n"+
+				"  terraform import agentsandbox_gke_addon.this projects/my-project/locations/us-central1/clusters/my-cluster", err))
+		return
+	}
+	for attrName, v := range map[string]string{"id": n.String(), "project": n.Project, "location": n.Location, "cluster": n.Cluster} {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attrName), v)...)
+	}
+}

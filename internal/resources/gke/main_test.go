@@ -1,0 +1,120 @@
+package gke_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
+)
+
+// The end-to-end test of the family (a node pool and a SandboxTemplate in
+// one apply, through kubernetes.gke_cluster credentials) is in package
+// internal/resources/gke/clusteracc, as it needs the local control plane.
+
+// TestMain keeps every request of this package on 127.0.0.1 (the provider
+// runs in this process) and makes the GKE client poll fast. These tests
+// need no Kubernetes cluster: each starts its own GKE emulator, so they do
+// not use acctest.Main.
+func TestMain(m *testing.M) {
+	cleanup := emutest.Isolate()
+	emutest.FastGKEClient()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// preCheck skips without TF_ACC and fails early without a terraform CLI.
+func preCheck(t *testing.T) {
+	t.Helper()
+	acctest.SkipUnlessAcc(t)
+	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
+		if _, err := exec.LookPath("terraform"); err != nil {
+			t.Fatal("terraform CLI not found: put terraform (or tofu) on PATH or set TF_ACC_TERRAFORM_PATH")
+		}
+	}
+}
+
+// startEmulator serves a GKE emulator with the seeded cluster
+// emutest.ClusterName (with its regular default-pool) for this test.
+func startEmulator(t *testing.T, spec gkeemu.ClusterSpec) *emutest.Env {
+	t.Helper()
+	return emutest.Start(t, gkeemu.Options{PendingDuration: 20 * time.Millisecond, RunningDuration: 80 * time.Millisecond}, spec)
+}
+
+// providerConfig points the provider's GKE client at the emulator. No
+// kubernetes block: the GKE resources never build a Kubernetes client.
+func providerConfig(env *emutest.Env) string {
+	return fmt.Sprintf(`provider %q {
+  gke {
+    endpoint     = %q
+    access_token = "test"
+    project      = %q
+  }
+}
+`, acctest.ProviderName, env.URL, emutest.Project)
+}
+
+// emptyPlanAfterApply is every applying step's proof that nothing GKE
+// defaulted or added shows up as a perpetual diff.
+var emptyPlanAfterApply = resource.ConfigPlanChecks{
+	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+}
+
+func testCase(t *testing.T, env *emutest.Env, steps ...resource.TestStep) resource.TestCase {
+	return resource.TestCase{
+		PreCheck:                 func() { preCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkDestroyed(env),
+		Steps:                    steps,
+	}
+}
+
+// checkDestroyed asks the emulator that every node pool in the state is
+// gone and every add-on in the state is off.
+func checkDestroyed(env *emutest.Env) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, rs := range s.RootModule().Resources {
+			switch rs.Type {
+			case "agentsandbox_gke_node_pool":
+				if np, ok := env.NodePool(rs.Primary.ID); ok {
+					return fmt.Errorf("node pool %s still exists (status %s)", rs.Primary.ID, np.Status)
+				}
+			case "agentsandbox_gke_addon":
+				if c, ok := env.Cluster(rs.Primary.ID); ok && c.AddonsConfig.AgentSandboxConfig != nil && c.AddonsConfig.AgentSandboxConfig.Enabled {
+					return fmt.Errorf("the Agent Sandbox add-on of %s is still enabled", rs.Primary.ID)
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// checkPool runs check on the pool as the emulator holds it (GKE's view,
+// including GKE's own label and taint) and its size per zone.
+func checkPool(env *emutest.Env, addr string, check func(np *container.NodePool, size int64) error) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[addr]
+		if !ok {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		np, ok := env.NodePool(rs.Primary.ID)
+		if !ok {
+			return fmt.Errorf("node pool %s does not exist in the emulator", rs.Primary.ID)
+		}
+		size, _ := env.NodePoolSize(rs.Primary.ID)
+		if err := check(np, size); err != nil {
+			return fmt.Errorf("%s: %w", rs.Primary.ID, err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,300 @@
+package networkpolicy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+var (
+	_ resource.Resource                     = (*networkPolicyResource)(nil)
+	_ resource.ResourceWithConfigure        = (*networkPolicyResource)(nil)
+	_ resource.ResourceWithImportState      = (*networkPolicyResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*networkPolicyResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*networkPolicyResource)(nil)
+)
+
+// ResourceType is the resource's type name.
+const ResourceType = "agentsandbox_network_policy"
+
+// Kind is the object this resource manages.
+var Kind = object.Kind{
+	GVR:          schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	Kind:         "NetworkPolicy",
+	ResourceType: ResourceType,
+}
+
+// Writes and deletions of a NetworkPolicy are immediate (no finalizers, no
+// controller in the way); the bounds only matter on an unreachable or
+// overloaded API server, where the retrying transport keeps trying.
+const (
+	defaultCreateTimeout = 2 * time.Minute
+	defaultUpdateTimeout = 2 * time.Minute
+	defaultDeleteTimeout = 2 * time.Minute
+)
+
+// NewResource is registered in the provider.
+func NewResource() resource.Resource { return &networkPolicyResource{} }
+
+type networkPolicyResource struct {
+	meta *conn.Meta
+}
+
+func (r *networkPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_network_policy"
+}
+
+func (r *networkPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = resourceSchema(ctx)
+}
+
+func (r *networkPolicyResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("template"), path.MatchRoot("pod_selector")),
+	}
+}
+
+func (r *networkPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.meta = meta
+}
+
+// ModifyPlan renders the policy from the planned inputs, so that the plan
+// carries the exact spec to be written. Refresh has put the live spec in
+// the state, so any difference, from a configuration change or an
+// out-of-band edit, is a visible diff of `rendered`.
+func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rendered := types.StringUnknown()
+	p, known, diags := plan.expand(ctx)
+	resp.Diagnostics.Append(diags...)
+	if known {
+		s, err := renderJSON(p.spec())
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot render the network policy", err.Error())
+			return
+		}
+		rendered = types.StringValue(s)
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("rendered"), rendered)...)
+
+	if !plan.Template.IsNull() && !plan.Template.IsUnknown() && !plan.Name.IsUnknown() &&
+		plan.Name.ValueString() == sandboxapi.TemplateNetworkPolicyName(plan.Template.ValueString()) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Name of the controller's managed policy",
+			fmt.Sprintf("%q is the name the agent-sandbox controller gives the NetworkPolicy it manages for template %q. "+
+				"If that template's network policy management is Managed (the default), the controller owns this name and "+
+				"creating the policy fails or fights with it. Choose another name, and set the template to Unmanaged so "+
+				"that only this policy applies.", plan.Name.ValueString(), plan.Template.ValueString()))
+	}
+}
+
+func (r *networkPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	obj, diags := build(ctx, plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, diags := Kind.Create(ctx, r.meta, obj)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.refresh(ctx, live, &plan, false)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *networkPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		tflog.Info(ctx, "network policy is gone; removing it from the state", map[string]any{
+			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
+		})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	// After an import the state holds only the identity: neither selector
+	// attribute is set, which a configuration cannot produce.
+	importing := state.Template.IsNull() && state.PodSelector.IsNull()
+	resp.Diagnostics.Append(r.refresh(ctx, live, &state, importing)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *networkPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	obj, diags := build(ctx, plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// A forced apply: fields another manager changed are taken back, which
+	// is how drift gets repaired.
+	live, diags := Kind.Apply(ctx, r.meta, obj)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.refresh(ctx, live, &plan, false)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *networkPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(), kube.DeleteOptions{})...)
+}
+
+// ImportState takes `<namespace>/<name>` (or `<name>` in the default
+// namespace); Read then fills in everything else from the live policy.
+func (r *networkPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	object.ImportState(ctx, req, resp)
+}
+
+// build is the object the plan describes.
+func build(ctx context.Context, plan resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+	p, known, diags := plan.expand(ctx)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if !known {
+		// Terraform resolves every value before apply; reaching this is a bug.
+		diags.AddError("Network policy not fully known", "Some attribute is still unknown at apply time. This is a bug in the provider; please report it.")
+		return nil, diags
+	}
+	obj := Kind.New()
+	diags.Append(plan.Expand(ctx, obj)...)
+	spec, err := specContent(p.spec())
+	if err != nil {
+		diags.AddError("Cannot render the network policy", err.Error())
+		return nil, diags
+	}
+	obj.Object["spec"] = spec
+	return obj, diags
+}
+
+// refresh brings m in line with the live policy: identity and managed
+// metadata, `rendered` from the live spec, and on import the input
+// attributes decoded from it.
+func (r *networkPolicyResource) refresh(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, importing bool) diag.Diagnostics {
+	md, diags := object.Flatten(ctx, live, m.Metadata, r.meta.FieldManager())
+	m.Metadata = md
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	spec, err := liveSpec(live.Object)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return diags
+	}
+	rendered, err := renderJSON(spec)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return diags
+	}
+	m.Rendered = types.StringValue(rendered)
+	if !importing {
+		return diags
+	}
+	p, err := decode(spec, r.templateLookup(ctx, live.GetNamespace()))
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot import %s", ref),
+			fmt.Sprintf("The policy cannot be expressed with %s: %s.\n\nManage it with another tool, or create the "+
+				"isolation you want with this resource and delete the old policy.", ResourceType, err))
+		return diags
+	}
+	diags.Append(m.setInputs(ctx, p)...)
+	return diags
+}
+
+// templateLookup maps a template-ref-hash label value back to a
+// SandboxTemplate name in namespace. The label holds only a hash, so this
+// lists the namespace's templates, once, and only during import. Without
+// the CRDs, or without permission to list, the policy is imported with an
+// explicit pod_selector instead, which renders the same policy.
+func (r *networkPolicyResource) templateLookup(ctx context.Context, namespace string) func(string) string {
+	return func(hash string) string {
+		c, diags := r.meta.Kube(ctx)
+		if diags.HasError() {
+			return ""
+		}
+		list, err := c.List(ctx, extv1beta1.SandboxTemplateGVR, namespace, "")
+		if err != nil {
+			tflog.Info(ctx, "cannot list SandboxTemplates to name the template the policy selects; importing its pod_selector instead",
+				map[string]any{"namespace": namespace, "error": err.Error()})
+			return ""
+		}
+		for _, t := range list.Items {
+			if sandboxapi.NameHash(t.GetName()) == hash {
+				return t.GetName()
+			}
+		}
+		return ""
+	}
+}

@@ -1,0 +1,61 @@
+package sandbox_test
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+)
+
+func TestAccSandboxDataSource_basic(t *testing.T) {
+	ns := acctest.Namespace(t)
+	name := acctest.RandomName("agent")
+	const ds = "data.agentsandbox_sandbox.test"
+	cfg := sandboxConfig(ns, name, `  service = true`) + `
+data "agentsandbox_sandbox" "test" {
+  name      = agentsandbox_sandbox.test.name
+  namespace = agentsandbox_sandbox.test.namespace
+}
+`
+	resource.Test(t, testCase(t, resource.TestStep{
+		Config: cfg,
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("ready"), knownvalue.Bool(true)),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("operating_mode"), knownvalue.StringExact("Running")),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("service_fqdn"), knownvalue.StringExact(name+"."+ns+".svc.cluster.local")),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("pod_ips"), knownvalue.ListSizeExact(1)),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("pod_template").AtMapKey("runtime_class_name"), knownvalue.StringExact("gvisor")),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("conditions"), knownvalue.ListPartial(map[int]knownvalue.Check{})),
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("shutdown_time"), knownvalue.Null()),
+			// The controller's annotation (the pod's name) is shown too.
+			statecheck.ExpectKnownValue(ds, tfjsonpath.New("annotations").AtMapKey("agents.x-k8s.io/pod-name"), knownvalue.StringExact(name)),
+		},
+		ConfigPlanChecks: emptyPlanAfterApply,
+	}, resource.TestStep{
+		Config: config(`
+data "agentsandbox_sandbox" "missing" {
+  name      = "no-such-sandbox"
+  namespace = "` + ns + `"
+}
+`),
+		ExpectError: regexp.MustCompile(`(?s)not found.*no-such-sandbox`),
+	}))
+}
+
+func TestAccSandbox_examplePlans(t *testing.T) {
+	example, err := os.ReadFile("../../../examples/resources/agentsandbox_sandbox/resource.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, testCase(t, resource.TestStep{
+		Config:             config(string(example)),
+		PlanOnly:           true,
+		ExpectNonEmptyPlan: true,
+	}))
+}

@@ -1,0 +1,175 @@
+package sandbox_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// These tests drive the provider through the plugin protocol, as Terraform
+// does, without a cluster: validation and planning must not need one.
+
+func container(extra map[string]any) map[string]any {
+	c := map[string]any{
+		"name": "python", "image": "python:3.13",
+		"resources": map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}},
+	}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
+}
+
+// base is a valid sandbox that each bad-input case breaks in one place.
+func base(extra map[string]any) map[string]any {
+	cfg := map[string]any{
+		"name": "agent", "namespace": "agents",
+		"pod_template": map[string]any{"containers": []any{container(nil)}},
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+func claim(extra map[string]any) map[string]any {
+	c := map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
+}
+
+func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	for _, tc := range []struct {
+		name     string
+		cfg      map[string]any
+		wantPath string
+		inDetail []string
+	}{
+		{"bad name", base(map[string]any{"name": "Agent_1"}), "name", []string{`"Agent_1"`}},
+		{"bad namespace", base(map[string]any{"namespace": "team a"}), "namespace", []string{`"team a"`}},
+		{"reserved sandbox label", base(map[string]any{"labels": map[string]any{"agents.x-k8s.io/owner": "me"}}), `labels["agents.x-k8s.io/owner"]`, []string{"agents.x-k8s.io/"}},
+		{"reserved pod annotation", base(map[string]any{"pod_template": map[string]any{
+			"annotations": map[string]any{"extensions.agents.x-k8s.io/x": "y"}, "containers": []any{container(nil)},
+		}}), `pod_template.annotations["extensions.agents.x-k8s.io/x"]`, []string{"extensions.agents.x-k8s.io/"}},
+		{"unknown operating mode", base(map[string]any{"operating_mode": "Paused"}), "operating_mode", []string{`"Paused"`, "Running"}},
+		{"shutdown_time not a time", base(map[string]any{"shutdown_time": "tomorrow"}), "shutdown_time", []string{`"tomorrow"`, "RFC 3339"}},
+		{"shutdown_time without T", base(map[string]any{"shutdown_time": "2030-01-02 15:04:05Z"}), "shutdown_time", []string{`"2030-01-02 15:04:05Z"`}},
+		{"shutdown_time without zone", base(map[string]any{"shutdown_time": "2030-01-02T15:04:05"}), "shutdown_time", []string{`"2030-01-02T15:04:05"`}},
+		{"unknown shutdown policy", base(map[string]any{"shutdown_policy": "Keep"}), "shutdown_policy", []string{`"Keep"`}},
+		{"storage 1Gx", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
+			"resources": map[string]any{"requests": map[string]any{"storage": "1Gx"}}})}}),
+			"volume_claim_templates[0].resources.requests.storage", []string{`"1Gx"`}},
+		{"negative storage", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
+			"resources": map[string]any{"requests": map[string]any{"storage": "-1Gi"}}})}}),
+			"volume_claim_templates[0].resources.requests.storage", []string{`"-1Gi"`, "negative"}},
+		{"unknown access mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"access_modes": []any{"ReadWrite"}})}}),
+			"volume_claim_templates[0].access_modes[0]", []string{`"ReadWrite"`}},
+		{"bad claim name", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"name": "Data_1"})}}),
+			"volume_claim_templates[0].name", []string{`"Data_1"`}},
+		{"duplicate claim names", base(map[string]any{"volume_claim_templates": []any{claim(nil), claim(nil)}}),
+			"volume_claim_templates[1].name", []string{`"data"`, "volume_claim_templates[0]"}},
+		{"bad storage class", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"storage_class_name": "Fast_SSD"})}}),
+			"volume_claim_templates[0].storage_class_name", []string{`"Fast_SSD"`}},
+		{"unknown volume mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"volume_mode": "Raw"})}}),
+			"volume_claim_templates[0].volume_mode", []string{`"Raw"`}},
+		{"empty claim list", base(map[string]any{"volume_claim_templates": []any{}}), "volume_claim_templates", []string{"at least 1"}},
+		{"bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"resources": map[string]any{"limits": map[string]any{"cpu": "1Gx", "memory": "1Gi"}}})}}}),
+			`pod_template.containers[0].resources.limits["cpu"]`, []string{`"1Gx"`}},
+		{"mount of no volume or claim", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"volume_mounts": []any{map[string]any{"name": "scratch", "mount_path": "/scratch"}}})}}}),
+			"pod_template.containers[0].volume_mounts[0].name", []string{`"scratch"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := kube.RequestCount()
+			diags := s.ValidateResource(t, sandbox.ResourceType, tc.cfg)
+			protocoltest.ExpectErrorAt(t, diags, tc.wantPath, tc.inDetail...)
+			if n := kube.RequestCount() - before; n != 0 {
+				t.Errorf("validation sent %d requests", n)
+			}
+		})
+	}
+
+	t.Run("shutdown time in the past (plan)", func(t *testing.T) {
+		before := kube.RequestCount()
+		_, diags := s.PlanCreate(t, sandbox.ResourceType, base(map[string]any{"shutdown_time": past}))
+		protocoltest.ExpectErrorAt(t, diags, "shutdown_time", `"`+past+`"`, "already passed")
+		if n := kube.RequestCount() - before; n != 0 {
+			t.Errorf("planning sent %d requests", n)
+		}
+	})
+}
+
+func TestGoodInputPasses(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	for name, cfg := range map[string]map[string]any{
+		"minimal": base(nil),
+		"a mount of a claim template": base(map[string]any{
+			"volume_claim_templates": []any{claim(map[string]any{"access_modes": []any{"ReadWriteOncePod"}, "volume_mode": "Filesystem"})},
+			"pod_template": map[string]any{"containers": []any{container(map[string]any{
+				"volume_mounts": []any{map[string]any{"name": "data", "mount_path": "/data"}}})}},
+		}),
+		"suspended with an expiry": base(map[string]any{
+			"operating_mode": "Suspended", "shutdown_time": "2030-01-02T17:04:05+02:00", "shutdown_policy": "Delete",
+		}),
+		// Values not known yet are not judged.
+		"unknown claim names": base(map[string]any{
+			"volume_claim_templates": protocoltest.Unknown,
+			"pod_template": map[string]any{"containers": []any{container(map[string]any{
+				"volume_mounts": []any{map[string]any{"name": "data", "mount_path": "/data"}}})}},
+		}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if errs := protocoltest.Errors(s.ValidateResource(t, sandbox.ResourceType, cfg)); len(errs) > 0 {
+				t.Error(protocoltest.Describe(errs))
+			}
+		})
+	}
+}
+
+// TestPlanShowsHardenedDefaults plans a new sandbox without a cluster: the
+// defaults are in the plan, the status is left to the apply.
+func TestPlanShowsHardenedDefaults(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	before := kube.RequestCount()
+	planned, diags := s.PlanCreate(t, sandbox.ResourceType, base(nil))
+	if errs := protocoltest.Errors(diags); len(errs) > 0 {
+		t.Fatal(protocoltest.Describe(errs))
+	}
+	if n := kube.RequestCount() - before; n != 0 {
+		t.Errorf("planning sent %d requests", n)
+	}
+	var pod map[string]tftypes.Value
+	if err := planned["pod_template"].As(&pod); err != nil {
+		t.Fatal(err)
+	}
+	var runtime string
+	_ = pod["runtime_class_name"].As(&runtime)
+	var mode, policy string
+	var wait bool
+	_ = planned["operating_mode"].As(&mode)
+	_ = planned["shutdown_policy"].As(&policy)
+	_ = planned["wait_for_ready"].As(&wait)
+	if runtime != "gvisor" || mode != "Running" || policy != "Retain" || !wait {
+		t.Errorf("planned runtime %q, mode %q, policy %q, wait %v", runtime, mode, policy, wait)
+	}
+	for _, computed := range []string{"ready", "service_fqdn", "pod_ips", "node_name"} {
+		if planned[computed].IsKnown() {
+			t.Errorf("%s is planned as %v; it is only known after apply", computed, planned[computed])
+		}
+	}
+	if !strings.Contains(planned["service"].String(), "false") {
+		t.Errorf("service = %v, want false", planned["service"])
+	}
+}

@@ -1,0 +1,302 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+)
+
+var (
+	_ resource.Resource                   = (*sandboxResource)(nil)
+	_ resource.ResourceWithConfigure      = (*sandboxResource)(nil)
+	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
+)
+
+// ResourceType is the resource's type name.
+const ResourceType = "agentsandbox_sandbox"
+
+// Kind is the object this resource manages.
+var Kind = object.Kind{
+	GVR:          agentsv1beta1.SandboxGVR,
+	Kind:         agentsv1beta1.SandboxKind,
+	ResourceType: ResourceType,
+}
+
+// specPaths is what the resource declares in full (see
+// object.Kind.ApplyExclusive): an out-of-band addition below it is drift.
+var specPaths = []string{"spec"}
+
+// A cold start schedules a pod and pulls its image (5-30 s on GKE, more
+// for a large image or a node scale-up); suspending deletes the pod, whose
+// grace period is 30 s by default. Deletion is immediate (no finalizers).
+const (
+	defaultCreateTimeout = 10 * time.Minute
+	defaultUpdateTimeout = 10 * time.Minute
+	defaultDeleteTimeout = 5 * time.Minute
+)
+
+// NewResource is registered in the provider.
+func NewResource() resource.Resource { return &sandboxResource{} }
+
+type sandboxResource struct {
+	meta *conn.Meta
+}
+
+func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox"
+}
+
+func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = resourceSchema(ctx)
+}
+
+func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.meta = meta
+}
+
+// ValidateConfig runs the checks across attributes: the pod template's,
+// with the claim template names a volume mount may use, and unique claim
+// template names.
+func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m resourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	names, known := sandboxtemplate.ClaimTemplateNames(ctx, m.VolumeClaimTemplates)
+	resp.Diagnostics.Append(podtemplate.Validate(ctx, path.Root("pod_template"), m.PodTemplate,
+		podtemplate.Options{ClaimTemplateNames: names, SkipVolumeMountCheck: !known})...)
+	resp.Diagnostics.Append(sandboxtemplate.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
+}
+
+// ModifyPlan says at plan time what the API will do with the change, from
+// the plan alone (no request): a new sandbox cannot expire before it
+// starts, and a changed pod spec reaches a running pod only when the
+// controller next creates it.
+func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	creating := req.State.Raw.IsNull()
+	if creating && !plan.ShutdownTime.IsNull() && !plan.ShutdownTime.IsUnknown() {
+		if t, err := time.Parse(time.RFC3339, plan.ShutdownTime.ValueString()); err == nil && !t.After(time.Now()) {
+			resp.Diagnostics.AddAttributeError(path.Root("shutdown_time"), "Shutdown time in the past",
+				fmt.Sprintf("%q has already passed, so the controller would tear the new sandbox down at once (and with "+
+					"shutdown_policy \"Delete\", delete it, which the next plan would undo). Set a future time or remove "+
+					"shutdown_time.", plan.ShutdownTime.ValueString()))
+		}
+		return
+	}
+	if creating {
+		return
+	}
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if unchanged(plan, state) {
+		// Terraform marked the status unknown because the configuration
+		// differed from the state before the plan modifiers restored equal
+		// spellings (a storage size written "1024Mi" for "1Gi"): nothing
+		// will be written, so the status stays what it is.
+		for name, v := range map[string]attr.Value{
+			"ready": state.Ready, "service_fqdn": state.ServiceFQDN, "pod_ips": state.PodIPs, "node_name": state.NodeName,
+		} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
+		}
+		return
+	}
+	if plan.OperatingMode.ValueString() == string(agentsv1beta1.OperatingModeRunning) &&
+		state.OperatingMode.ValueString() == string(agentsv1beta1.OperatingModeRunning) &&
+		podSpecChanged(state.PodTemplate, plan.PodTemplate) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("pod_template"), "Running pod keeps its current spec",
+			"The Sandbox is updated in place, but its controller does not recreate a running pod: new labels and "+
+				"annotations reach the pod at once, everything else the next time the pod is created. To restart it with "+
+				"the new spec while keeping its volumes, apply with operating_mode = \"Suspended\" and then \"Running\" again.")
+	}
+}
+
+// unchanged reports whether the plan writes nothing: every attribute the
+// configuration decides equals the state.
+func unchanged(plan, state resourceModel) bool {
+	return plan.Labels.Equal(state.Labels) && plan.Annotations.Equal(state.Annotations) &&
+		plan.PodTemplate.Equal(state.PodTemplate) && plan.VolumeClaimTemplates.Equal(state.VolumeClaimTemplates) &&
+		plan.Service.Equal(state.Service) && plan.OperatingMode.Equal(state.OperatingMode) &&
+		plan.ShutdownTime.Equal(state.ShutdownTime) && plan.ShutdownPolicy.Equal(state.ShutdownPolicy) &&
+		plan.WaitForReady.Equal(state.WaitForReady) && plan.Timeouts.Equal(state.Timeouts)
+}
+
+// podSpecChanged reports whether the pod template changes beyond the pod's
+// labels and annotations (which the controller syncs to a running pod).
+func podSpecChanged(state, plan types.Object) bool {
+	if state.IsNull() || plan.IsNull() {
+		return false
+	}
+	strip := func(o types.Object) types.Object {
+		if o.IsUnknown() {
+			return o
+		}
+		attrs := map[string]attr.Value{}
+		for k, v := range o.Attributes() {
+			attrs[k] = v
+		}
+		attrs["labels"] = types.MapNull(types.StringType)
+		attrs["annotations"] = types.MapNull(types.StringType)
+		out, d := types.ObjectValue(o.AttributeTypes(context.Background()), attrs)
+		if d.HasError() {
+			return o
+		}
+		return out
+	}
+	return !strip(state).Equal(strip(plan))
+}
+
+func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	obj, diags := plan.build(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, diags := Kind.Create(ctx, r.meta, obj)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.finish(ctx, live, &plan, &resp.Diagnostics)
+	// Saved even when the wait failed: the sandbox exists, and Terraform
+	// marks it tainted so that the next apply replaces it.
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// finish waits (when asked) for the sandbox to reach its operating mode's
+// condition and brings the model in line with what was last seen.
+func (r *sandboxResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, diags *diag.Diagnostics) {
+	if m.WaitForReady.ValueBool() {
+		observed, d := waitFor(ctx, r.meta, live.GetNamespace(), live.GetName(), m.OperatingMode.ValueString())
+		diags.Append(d...)
+		if observed != nil {
+			live = observed
+		}
+	}
+	// The model's spec attributes are the plan's; the refresh keeps their
+	// spelling and fills in the status.
+	d := m.refresh(ctx, live, r.meta.FieldManager())
+	diags.Append(d...)
+}
+
+func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		tflog.Info(ctx, "sandbox is gone; removing it from the state", map[string]any{
+			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
+		})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.Append(state.refresh(ctx, live, r.meta.FieldManager())...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	obj, diags := plan.build(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Forced, and exclusive below spec: fields another manager changed are
+	// taken back and fields it added are removed (drift repaired).
+	live, diags := Kind.ApplyExclusive(ctx, r.meta, obj, specPaths...)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.finish(ctx, live, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The pod, PVCs and Service are owned by the Sandbox; the garbage
+	// collector removes them after it is gone.
+	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(), kube.DeleteOptions{})...)
+}
+
+// ImportState takes `<namespace>/<name>` (or `<name>` in the default
+// namespace); Read then fills in everything else from the live sandbox.
+func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	object.ImportState(ctx, req, resp)
+}

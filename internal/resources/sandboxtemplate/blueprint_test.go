@@ -1,0 +1,193 @@
+package sandboxtemplate
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+)
+
+func claimValue(t *testing.T, name, storage string, extra map[string]attr.Value) types.Object {
+	t.Helper()
+	attrs := map[string]attr.Value{
+		"name":               types.StringValue(name),
+		"labels":             types.MapNull(types.StringType),
+		"annotations":        types.MapNull(types.StringType),
+		"access_modes":       types.ListValueMust(types.StringType, []attr.Value{types.StringValue("ReadWriteOnce")}),
+		"storage_class_name": types.StringNull(),
+		"volume_mode":        types.StringNull(),
+		"resources": types.ObjectValueMust(claimResType.AttrTypes, map[string]attr.Value{
+			"requests": types.ObjectValueMust(requestsType.AttrTypes, map[string]attr.Value{"storage": types.StringValue(storage)}),
+		}),
+	}
+	for k, v := range extra {
+		attrs[k] = v
+	}
+	return types.ObjectValueMust(VolumeClaimTemplateType.AttrTypes, attrs)
+}
+
+func claims(objs ...types.Object) types.List {
+	elems := make([]attr.Value, len(objs))
+	for i, o := range objs {
+		elems[i] = o
+	}
+	return types.ListValueMust(VolumeClaimTemplateType, elems)
+}
+
+func TestVolumeClaimTemplatesRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	planned := claims(
+		claimValue(t, "workspace", "1536Mi", map[string]attr.Value{
+			"labels":             types.MapValueMust(types.StringType, map[string]attr.Value{"data": types.StringValue("scratch")}),
+			"storage_class_name": types.StringValue("standard"),
+			"volume_mode":        types.StringValue("Filesystem"),
+		}),
+		claimValue(t, "cache", "1Gi", map[string]attr.Value{
+			"annotations": types.MapValueMust(types.StringType, map[string]attr.Value{}),
+		}),
+	)
+	api, diags := ExpandVolumeClaimTemplates(ctx, planned)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if len(api) != 2 || api[0].Metadata.Name != "workspace" || *api[0].Spec.StorageClassName != "standard" ||
+		*api[0].Spec.VolumeMode != corev1.PersistentVolumeFilesystem || api[0].Spec.AccessModes[0] != corev1.ReadWriteOnce ||
+		api[0].Metadata.Labels["data"] != "scratch" {
+		t.Fatalf("expanded = %+v", api)
+	}
+	if q := api[0].Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(resource.MustParse("1.5Gi")) != 0 {
+		t.Errorf("storage = %s", q.String())
+	}
+
+	// The server writes quantities canonically ("1536Mi" for 1.5Gi) and
+	// drops the empty annotation map; both read back as configured.
+	live := api
+	live[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1.5Gi")
+	live[1].Metadata.Annotations = nil
+	got, diags := FlattenVolumeClaimTemplates(ctx, live, planned)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !got.Equal(planned) {
+		t.Errorf("round trip:\n got %v\nwant %v", got, planned)
+	}
+
+	// Import (no prior): the server's spelling, and empty maps as null.
+	got, _ = FlattenVolumeClaimTemplates(ctx, live, types.ListNull(VolumeClaimTemplateType))
+	if s := got.String(); !strings.Contains(s, `"storage":"1536Mi"`) || !strings.Contains(s, `"annotations":<null>`) {
+		t.Errorf("imported = %s", s)
+	}
+
+	// None live: null, never an empty list.
+	if got, _ := FlattenVolumeClaimTemplates(ctx, nil, planned); !got.IsNull() {
+		t.Errorf("no claims = %v, want null", got)
+	}
+}
+
+func TestVolumeClaimTemplatesChanged(t *testing.T) {
+	ctx := context.Background()
+	a := claims(claimValue(t, "data", "1Gi", nil))
+	if VolumeClaimTemplatesChanged(ctx, a, claims(claimValue(t, "data", "1024Mi", nil))) {
+		t.Error("1Gi and 1024Mi are the same claim")
+	}
+	if !VolumeClaimTemplatesChanged(ctx, a, claims(claimValue(t, "data", "2Gi", nil))) {
+		t.Error("a larger claim is a change")
+	}
+	if !VolumeClaimTemplatesChanged(ctx, a, types.ListNull(VolumeClaimTemplateType)) {
+		t.Error("removing the claims is a change")
+	}
+	if !VolumeClaimTemplatesChanged(ctx, a, types.ListUnknown(VolumeClaimTemplateType)) {
+		t.Error("an unknown plan counts as a change")
+	}
+}
+
+func TestSameQuantityKeepsThePriorSpelling(t *testing.T) {
+	for _, tc := range []struct{ state, plan, want string }{
+		{"1Gi", "1024Mi", "1Gi"},
+		{"1Gi", "2Gi", "2Gi"},
+		{"1Gi", "1Gx", "1Gx"}, // left for the validator to report
+	} {
+		resp := &planmodifier.StringResponse{PlanValue: types.StringValue(tc.plan)}
+		sameQuantity{}.PlanModifyString(context.Background(), planmodifier.StringRequest{
+			StateValue: types.StringValue(tc.state), PlanValue: types.StringValue(tc.plan),
+		}, resp)
+		if resp.PlanValue.ValueString() != tc.want {
+			t.Errorf("state %s, plan %s: planned %s, want %s", tc.state, tc.plan, resp.PlanValue.ValueString(), tc.want)
+		}
+	}
+}
+
+func TestBlueprintServiceReadsUnsetAsFalse(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		live *bool
+		want bool
+	}{{nil, false}, {ptr(false), false}, {ptr(true), true}} {
+		_, _, got, _ := FlattenBlueprint(ctx, agentsv1beta1.SandboxBlueprint{Service: tc.live}, types.ObjectNull(nil), types.ListNull(VolumeClaimTemplateType))
+		if got.ValueBool() != tc.want {
+			t.Errorf("service %v read as %v", tc.live, got)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestNetworkPolicyRulesRoundTrip: what the template sends as
+// spec.networkPolicy reads back as the same rendering, and import decodes
+// it into the configured attributes.
+func TestNetworkPolicyRulesRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	ingress, _ := types.ListValueFrom(ctx, networkpolicy.RulesAttrTypes()["ingress"].(types.ListType).ElemType, []attr.Value{})
+	cfg := types.ObjectValueMust(networkpolicy.RulesAttrTypes(), map[string]attr.Value{
+		"ingress":               ingress,
+		"allow_dns":             types.BoolValue(true),
+		"allow_internet":        types.BoolValue(false),
+		"allow_egress":          types.ListNull(networkpolicy.RulesAttrTypes()["allow_egress"].(types.ListType).ElemType),
+		"block_metadata_server": types.BoolValue(true),
+	})
+	rendered, diags := renderedRules(ctx, cfg)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	r, ok := rules(ctx, cfg, &diags)
+	if !ok {
+		t.Fatal("rules not decoded")
+	}
+	in, eg, known, _ := r.Render(ctx)
+	content, err := networkpolicy.RulesContent(in, eg)
+	if err != nil || !known {
+		t.Fatal(err, known)
+	}
+	// ingress [] is sent as [], so the provider owns "no ingress".
+	if l, ok := content["ingress"].([]any); !ok || len(l) != 0 {
+		t.Errorf("ingress = %#v, want []", content["ingress"])
+	}
+	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"networkPolicy": map[string]any{
+		// The API server may drop the empty list.
+		"egress": content["egress"],
+	}}}}
+	got, decoded, err := liveNetworkPolicy(ctx, live, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ValueString() != rendered.ValueString() {
+		t.Errorf("live rendering\n%s\nwant\n%s", got.ValueString(), rendered.ValueString())
+	}
+	if !decoded.Equal(cfg) {
+		t.Errorf("decoded %v, want %v", decoded, cfg)
+	}
+	// No networkPolicy: null, the controller's default.
+	got, _, _ = liveNetworkPolicy(ctx, &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}, true)
+	if !got.IsNull() {
+		t.Errorf("rendered = %v, want null", got)
+	}
+}

@@ -1,0 +1,116 @@
+package sandboxtemplate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+var _ datasource.DataSourceWithConfigure = (*templateDataSource)(nil)
+
+// NewDataSource is registered in the provider.
+func NewDataSource() datasource.DataSource { return &templateDataSource{} }
+
+// templateDataSource reads any SandboxTemplate, whoever manages it, in the
+// resource's terms.
+type templateDataSource struct {
+	meta *conn.Meta
+}
+
+type dataSourceModel struct {
+	object.DataSourceMetadata
+	PodTemplate                types.Object `tfsdk:"pod_template"`
+	VolumeClaimTemplates       types.List   `tfsdk:"volume_claim_templates"`
+	Service                    types.Bool   `tfsdk:"service"`
+	NetworkPolicyManagement    types.String `tfsdk:"network_policy_management"`
+	NetworkPolicyName          types.String `tfsdk:"network_policy_name"`
+	EnvVarsInjectionPolicy     types.String `tfsdk:"env_vars_injection_policy"`
+	VolumeClaimTemplatesPolicy types.String `tfsdk:"volume_claim_templates_policy"`
+	NetworkPolicyRendered      types.String `tfsdk:"network_policy_rendered"`
+}
+
+func (d *templateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_sandbox_template"
+}
+
+func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := object.DataSourceMetadataAttributes("SandboxTemplate")
+	pt := podtemplate.DataSourceAttribute()
+	pt.MarkdownDescription = "The pod of the sandboxes made from the template (same attributes as the resource's `pod_template`)."
+	attrs["pod_template"] = pt
+	attrs["volume_claim_templates"] = VolumeClaimTemplatesDataSourceAttribute()
+	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether sandboxes get a headless Service."}
+	attrs["network_policy_management"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Managed` or `Unmanaged`."}
+	attrs["network_policy_name"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "Name of the NetworkPolicy the controller keeps for the template (`<template>-network-policy`) " +
+			"when management is `Managed`, else null. Read it with the `agentsandbox_network_policy` data source.",
+	}
+	attrs["env_vars_injection_policy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Allowed`, `Overrides` or `Disallowed`."}
+	attrs["volume_claim_templates_policy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Disallowed`, `Allowed` or `Overrides`."}
+	attrs["network_policy_rendered"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "The template's custom network policy rules (`spec.networkPolicy`: `ingress` and `egress`) " +
+			"as canonical JSON, the same form as the resource's `network_policy_rendered`; null when the template uses the " +
+			"controller's default.",
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a SandboxTemplate (`extensions.agents.x-k8s.io/v1beta1`) as the cluster has it, " +
+			"whoever manages it, in the terms of the `agentsandbox_sandbox_template` resource.",
+		Attributes: attrs,
+	}
+}
+
+func (d *templateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	d.meta = meta
+}
+
+func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m dataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata, "")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.DataSourceMetadata = md
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	var t extv1beta1.SandboxTemplate
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &t); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return
+	}
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = FlattenBlueprint(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(VolumeClaimTemplateType))
+	resp.Diagnostics.Append(diags...)
+	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
+	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
+	m.VolumeClaimTemplatesPolicy = orDefault(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
+	m.NetworkPolicyName = types.StringNull()
+	if m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyManaged) {
+		m.NetworkPolicyName = types.StringValue(sandboxapi.TemplateNetworkPolicyName(live.GetName()))
+	}
+	// As JSON: a template written by other means may hold rules beyond
+	// the resource's network_policy terms, and reading must not fail on them.
+	rendered, _, err := liveNetworkPolicy(ctx, live, false)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
+		return
+	}
+	m.NetworkPolicyRendered = rendered
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,230 @@
+package sandboxtemplate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+// resourceModel is the resource's state and plan.
+type resourceModel struct {
+	object.Metadata
+	PodTemplate                types.Object   `tfsdk:"pod_template"`
+	VolumeClaimTemplates       types.List     `tfsdk:"volume_claim_templates"`
+	Service                    types.Bool     `tfsdk:"service"`
+	NetworkPolicy              types.Object   `tfsdk:"network_policy"`
+	NetworkPolicyManagement    types.String   `tfsdk:"network_policy_management"`
+	EnvVarsInjectionPolicy     types.String   `tfsdk:"env_vars_injection_policy"`
+	VolumeClaimTemplatesPolicy types.String   `tfsdk:"volume_claim_templates_policy"`
+	NetworkPolicyRendered      types.String   `tfsdk:"network_policy_rendered"`
+	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
+}
+
+// ExpandBlueprint builds the blueprint shared by templates and sandboxes
+// from planned values (every value known).
+func ExpandBlueprint(ctx context.Context, podTemplate types.Object, claims types.List, service types.Bool) (agentsv1beta1.SandboxBlueprint, diag.Diagnostics) {
+	var b agentsv1beta1.SandboxBlueprint
+	pt, diags := podtemplate.Expand(ctx, podTemplate)
+	if diags.HasError() {
+		return b, diags
+	}
+	b.PodTemplate = pt
+	vcts, d := ExpandVolumeClaimTemplates(ctx, claims)
+	diags.Append(d...)
+	b.VolumeClaimTemplates = vcts
+	// Always sent, false included: the provider then owns the field, and a
+	// Service switched on out of band is switched off again.
+	s := service.ValueBool()
+	b.Service = &s
+	return b, diags
+}
+
+// FlattenBlueprint reads the blueprint of a live object back into the
+// attribute values; the priors (null on import and in data sources) only
+// decide spelling.
+func FlattenBlueprint(ctx context.Context, live agentsv1beta1.SandboxBlueprint, priorPod types.Object, priorClaims types.List) (pod types.Object, claims types.List, service types.Bool, diags diag.Diagnostics) {
+	pod, diags = podtemplate.Flatten(ctx, live.PodTemplate, priorPod)
+	claims, d := FlattenVolumeClaimTemplates(ctx, live.VolumeClaimTemplates, priorClaims)
+	diags.Append(d...)
+	// Unset and false both mean "no Service created"; the attribute's
+	// default is false, so unset reads as false rather than as drift.
+	service = types.BoolValue(live.Service != nil && *live.Service)
+	return pod, claims, service, diags
+}
+
+// Content converts a typed API value into the unstructured form sent to the
+// API server: the JSON encoding, so omitempty decides what is left out
+// exactly as it does for any Go client.
+func Content(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// rules decodes the network_policy object; ok is false when it is null or
+// unknown.
+func rules(ctx context.Context, o types.Object, diags *diag.Diagnostics) (networkpolicy.Rules, bool) {
+	var r networkpolicy.Rules
+	if o.IsNull() || o.IsUnknown() {
+		return r, false
+	}
+	d := o.As(ctx, &r, basetypes.ObjectAsOptions{})
+	diags.Append(d...)
+	return r, !d.HasError()
+}
+
+// renderedRules is network_policy_rendered for a planned network_policy:
+// null when unset, unknown while any rule input is.
+func renderedRules(ctx context.Context, o types.Object) (types.String, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if o.IsUnknown() {
+		return types.StringUnknown(), diags
+	}
+	r, ok := rules(ctx, o, &diags)
+	if !ok {
+		return types.StringNull(), diags
+	}
+	in, eg, known, d := r.Render(ctx)
+	diags.Append(d...)
+	if !known || diags.HasError() {
+		return types.StringUnknown(), diags
+	}
+	s, err := networkpolicy.RulesJSON(in, eg)
+	if err != nil {
+		diags.AddError("Cannot render the network policy rules", err.Error())
+		return types.StringUnknown(), diags
+	}
+	return types.StringValue(s), diags
+}
+
+// build is the object the plan describes.
+func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
+	bp, diags := ExpandBlueprint(ctx, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
+	if diags.HasError() {
+		return nil, diags
+	}
+	spec, err := Content(extv1beta1.SandboxTemplateSpec{
+		SandboxBlueprint:           bp,
+		NetworkPolicyManagement:    extv1beta1.NetworkPolicyManagement(m.NetworkPolicyManagement.ValueString()),
+		EnvVarsInjectionPolicy:     extv1beta1.EnvVarsInjectionPolicy(m.EnvVarsInjectionPolicy.ValueString()),
+		VolumeClaimTemplatesPolicy: extv1beta1.VolumeClaimTemplatesPolicy(m.VolumeClaimTemplatesPolicy.ValueString()),
+	})
+	if err != nil {
+		diags.AddError("Cannot build the SandboxTemplate", err.Error())
+		return nil, diags
+	}
+	if r, ok := rules(ctx, m.NetworkPolicy, &diags); ok {
+		in, eg, known, d := r.Render(ctx)
+		diags.Append(d...)
+		if !known {
+			diags.AddError("Network policy not fully known",
+				"Some network_policy attribute is still unknown at apply time. This is a bug in the provider; please report it.")
+		}
+		if diags.HasError() {
+			return nil, diags
+		}
+		// Both lists always, [] included (RulesContent): the typed struct's
+		// omitempty would drop an empty list, and with it the provider's
+		// ownership of "no rules".
+		np, err := networkpolicy.RulesContent(in, eg)
+		if err != nil {
+			diags.AddError("Cannot render the network policy rules", err.Error())
+			return nil, diags
+		}
+		spec["networkPolicy"] = np
+	}
+	obj := Kind.New()
+	diags.Append(m.Expand(ctx, obj)...)
+	obj.Object["spec"] = spec
+	return obj, diags
+}
+
+// refresh brings m in line with the live template. importing means m holds
+// only the identity (after ImportState): network_policy is then decoded
+// from the live rules too (otherwise it keeps the configured value and
+// drift shows in network_policy_rendered).
+func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstructured, fieldManager string, importing bool) diag.Diagnostics {
+	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
+	m.Metadata = md
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	var t extv1beta1.SandboxTemplate
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &t); err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return diags
+	}
+	var d diag.Diagnostics
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = FlattenBlueprint(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
+	diags.Append(d...)
+	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
+	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
+	m.VolumeClaimTemplatesPolicy = orDefault(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
+
+	rendered, decoded, err := liveNetworkPolicy(ctx, live, importing)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
+		return diags
+	}
+	m.NetworkPolicyRendered = rendered
+	if importing {
+		m.NetworkPolicy = decoded
+	}
+	return diags
+}
+
+// liveNetworkPolicy reads spec.networkPolicy: its canonical JSON (null
+// when absent) and, when decode is set, the network_policy value that
+// renders it.
+func liveNetworkPolicy(ctx context.Context, live *unstructured.Unstructured, decode bool) (types.String, types.Object, error) {
+	null := types.ObjectNull(networkpolicy.RulesAttrTypes())
+	raw, found, _ := unstructured.NestedMap(live.Object, "spec", "networkPolicy")
+	if !found {
+		return types.StringNull(), null, nil
+	}
+	in, eg, err := networkpolicy.LiveRules(raw)
+	if err != nil {
+		return types.StringNull(), null, err
+	}
+	s, err := networkpolicy.RulesJSON(in, eg)
+	if err != nil {
+		return types.StringNull(), null, err
+	}
+	if !decode {
+		return types.StringValue(s), null, nil
+	}
+	r, err := networkpolicy.DecodeRules(ctx, in, eg)
+	if err != nil {
+		return types.StringNull(), null, fmt.Errorf("the rules cannot be expressed with network_policy: %w. Manage the "+
+			"template's isolation with agentsandbox_network_policy and network_policy_management = \"Unmanaged\" instead", err)
+	}
+	o, d := types.ObjectValueFrom(ctx, networkpolicy.RulesAttrTypes(), r)
+	if d.HasError() {
+		return types.StringNull(), null, fmt.Errorf("%v", d)
+	}
+	return types.StringValue(s), o, nil
+}
+
+func orDefault(s, def string) types.String {
+	if s == "" {
+		return types.StringValue(def)
+	}
+	return types.StringValue(s)
+}

@@ -1,0 +1,100 @@
+package warmpool
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+var (
+	_ datasource.DataSource              = (*warmPoolDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*warmPoolDataSource)(nil)
+)
+
+// NewDataSource is registered in the provider.
+func NewDataSource() datasource.DataSource { return &warmPoolDataSource{} }
+
+// warmPoolDataSource reads a pool's spec and live status, whoever manages
+// the pool: to gate on its readiness, or to target it from other tools.
+type warmPoolDataSource struct {
+	meta *conn.Meta
+}
+
+type dataSourceModel struct {
+	object.DataSourceMetadata
+	Template        types.String `tfsdk:"template"`
+	Replicas        types.Int64  `tfsdk:"replicas"`
+	UpdateStrategy  types.String `tfsdk:"update_strategy"`
+	CurrentReplicas types.Int64  `tfsdk:"current_replicas"`
+	ReadyReplicas   types.Int64  `tfsdk:"ready_replicas"`
+	Ready           types.Bool   `tfsdk:"ready"`
+	Selector        types.String `tfsdk:"selector"`
+}
+
+func (d *warmPoolDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_warm_pool"
+}
+
+func (d *warmPoolDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := object.DataSourceMetadataAttributes(extv1beta1.SandboxWarmPoolKind)
+	attrs["template"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the SandboxTemplate the pool's sandboxes are made from."}
+	attrs["replicas"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of sandboxes the pool wants (`spec.replicas`, whoever set it)."}
+	attrs["update_strategy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Recreate` or `OnReplenish`."}
+	attrs["current_replicas"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of unclaimed sandboxes the pool has now (`status.replicas`)."}
+	attrs["ready_replicas"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of them that are ready (`status.readyReplicas`)."}
+	attrs["ready"] = schema.BoolAttribute{
+		Computed: true,
+		MarkdownDescription: "Whether the pool is ready: the controller has acted on its current spec and exactly " +
+			"`replicas` sandboxes exist and are ready (the condition `agentsandbox_warm_pool` waits for).",
+	}
+	attrs["selector"] = schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: "Label selector of the pool's unclaimed sandboxes, as the pool reports it (`status.selector`); empty until the controller has reported.",
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a `SandboxWarmPool` and its live status: how many sandboxes it wants, has and has " +
+			"ready. Reads the cluster on every plan.",
+		Attributes: attrs,
+	}
+}
+
+func (d *warmPoolDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	d.meta = meta
+}
+
+func (d *warmPoolDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m dataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata,
+		"Pools made by agentsandbox_warm_pool live in the namespace of that resource.")
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.DataSourceMetadata = md
+	pool, err := decode(live)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the warm pool", err.Error())
+		return
+	}
+	ready, _, _ := poolReady(live)
+	m.Template = types.StringValue(pool.Spec.TemplateRef.Name)
+	m.Replicas = types.Int64Value(liveReplicas(pool))
+	m.UpdateStrategy = types.StringValue(liveStrategy(pool))
+	m.CurrentReplicas = types.Int64Value(int64(pool.Status.Replicas))
+	m.ReadyReplicas = types.Int64Value(int64(pool.Status.ReadyReplicas))
+	m.Ready = types.BoolValue(ready)
+	m.Selector = types.StringValue(pool.Status.Selector)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

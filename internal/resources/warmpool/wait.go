@@ -1,0 +1,195 @@
+package warmpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+)
+
+// poolReady is the readiness of a pool: the controller has acted on the
+// current generation (so a count from before a scale does not count), and
+// exactly the wanted number of sandboxes exists and is ready. A pool
+// scaled down is not ready while it still holds the surplus. The pool has
+// no conditions upstream, so there is no failure it could report.
+func poolReady(obj *unstructured.Unstructured) (bool, string, error) {
+	pool, err := decode(obj)
+	if err != nil {
+		return false, "", err
+	}
+	if gen := pool.Generation; pool.Status.ObservedGeneration < gen {
+		return false, fmt.Sprintf("the controller has not yet acted on generation %d (it has on %d)", gen, pool.Status.ObservedGeneration), nil
+	}
+	want := liveReplicas(pool)
+	ready, have := int64(pool.Status.ReadyReplicas), int64(pool.Status.Replicas)
+	switch {
+	case have > want:
+		return false, fmt.Sprintf("%d of %d sandboxes ready, %d more to be removed", min(ready, want), want, have-want), nil
+	case ready < want:
+		return false, fmt.Sprintf("%d of %d sandboxes ready", ready, want), nil
+	}
+	return true, "", nil
+}
+
+// waitReady watches the pool until poolReady, and returns the pool as last
+// seen (the object the state is then made from, so no extra GET).
+//
+// On timeout the diagnostic names the pool's sandboxes that are not ready,
+// each with its Ready condition, and whether the template is missing:
+// "3 of 5 ready" alone does not say what to fix.
+func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstructured, what string) (*unstructured.Unstructured, diag.Diagnostics) {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return live, diags
+	}
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	var mu sync.Mutex
+	last := live
+	check := func(obj *unstructured.Unstructured) (bool, string, error) {
+		mu.Lock()
+		last = obj.DeepCopy()
+		mu.Unlock()
+		return poolReady(obj)
+	}
+	start := time.Now()
+	tflog.Info(ctx, "waiting for the warm pool's sandboxes to be ready", map[string]any{"pool": ref.String()})
+	err := c.WaitFor(ctx, Kind.GVR, ref.Namespace, ref.Name, check, kube.FailIfMissing())
+	mu.Lock()
+	defer mu.Unlock()
+	if err == nil {
+		tflog.Info(ctx, "warm pool ready", map[string]any{"pool": ref.String(), "elapsed_ms": time.Since(start).Milliseconds()})
+		return last, diags
+	}
+	var waitErr *kube.WaitError
+	if !errors.As(err, &waitErr) || waitErr.Failed {
+		diags.Append(kube.Diagnostics(err, "wait", ref)...)
+		return last, diags
+	}
+	// The wait's context has ended; the diagnosis gets a short one of its own.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	diags.AddError("Warm pool not ready", describeUnready(dctx, meta, last, waitErr, what))
+	return last, diags
+}
+
+// describeUnready says why pool is not ready: its count, each sandbox that
+// is not ready with its Ready condition (one LIST by the pool's selector),
+// and a template that does not exist (one GET).
+func describeUnready(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured, waitErr *kube.WaitError, what string) string {
+	ref := Kind.Ref(obj.GetNamespace(), obj.GetName())
+	var b strings.Builder
+	verb := "timed out"
+	if errors.Is(waitErr.Err, context.Canceled) {
+		verb = "was cancelled"
+	}
+	_, reason, _ := poolReady(obj)
+	fmt.Fprintf(&b, "Waiting for %s to be ready %s after %s: %s.\n", ref, verb, waitErr.Elapsed.Round(time.Second), reason)
+
+	pool, err := decode(obj)
+	if err != nil {
+		return b.String()
+	}
+	want := liveReplicas(pool)
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return b.String()
+	}
+	if _, found, d := templateKind.Read(ctx, meta, pool.Namespace, pool.Spec.TemplateRef.Name); !d.HasError() && !found {
+		fmt.Fprintf(&b, "\nIts template, SandboxTemplate %q, does not exist in namespace %q (any more), so the controller "+
+			"cannot create sandboxes. Create it, or point `template` at an existing one.\n", pool.Spec.TemplateRef.Name, pool.Namespace)
+	}
+	selector := pool.Status.Selector
+	if selector == "" {
+		selector = sandboxapi.WarmPoolSelector(pool.Name)
+	}
+	list, err := c.List(ctx, agentsv1beta1.SandboxGVR, pool.Namespace, selector)
+	if err != nil {
+		fmt.Fprintf(&b, "\nListing the pool's sandboxes (%s) failed: %v.\n", selector, err)
+	} else {
+		var lines []string
+		for i := range list.Items {
+			sb := &list.Items[i]
+			if ok, why := sandboxReady(sb); !ok {
+				lines = append(lines, fmt.Sprintf("  - %s: %s", kube.ObjectRef{GVR: agentsv1beta1.SandboxGVR, Kind: agentsv1beta1.SandboxKind, Namespace: sb.GetNamespace(), Name: sb.GetName()}, why))
+			}
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(&b, "\nSandboxes of the pool that are not ready:\n%s\n", strings.Join(lines, "\n"))
+		}
+		if n := int64(len(list.Items)); n < want {
+			fmt.Fprintf(&b, "\nOnly %d of the %d sandboxes exist. The agent-sandbox controller creates them from the "+
+				"template; check that it is running (and its logs) if they do not appear.\n", n, want)
+		}
+	}
+	fmt.Fprintf(&b, "\nThe pool itself was %s. The limit is the `timeouts` block's `%s`: raise it if sandboxes are merely "+
+		"slow to start (image pulls, node scale-up), otherwise look at the sandboxes above and their pods "+
+		"(kubectl describe) for what holds them up. Set `wait_for_ready = false` to not wait at all.", pastTense(what), what)
+	return b.String()
+}
+
+func pastTense(what string) string {
+	if what == "create" {
+		return "created"
+	}
+	return "updated"
+}
+
+// sandboxReady reads a sandbox's Ready condition, described as people read
+// it: `Ready=False (DependenciesNotReady): Pod exists with phase: Pending`,
+// followed by the PodScheduled condition when the pod cannot be scheduled,
+// which is the usual reason and otherwise needs a kubectl describe.
+func sandboxReady(sb *unstructured.Unstructured) (bool, string) {
+	if sb.GetDeletionTimestamp() != nil {
+		return false, "being deleted"
+	}
+	status, reason, message, found := condition(sb, agentsv1beta1.ConditionReady.String())
+	switch {
+	case !found:
+		return false, "no Ready condition reported yet"
+	case status == "True":
+		return true, ""
+	}
+	out := describeCondition(agentsv1beta1.ConditionReady.String(), status, reason, message)
+	if s, r, m, ok := condition(sb, agentsv1beta1.ConditionPodScheduled.String()); ok && s == "False" {
+		out += "; " + describeCondition(agentsv1beta1.ConditionPodScheduled.String(), s, r, m)
+	}
+	return false, out
+}
+
+// condition finds a status condition by type.
+func condition(obj *unstructured.Unstructured, typ string) (status, reason, message string, found bool) {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		status, _ = m["status"].(string)
+		reason, _ = m["reason"].(string)
+		message, _ = m["message"].(string)
+		return status, reason, message, true
+	}
+	return "", "", "", false
+}
+
+func describeCondition(typ, status, reason, message string) string {
+	out := typ + "=" + status
+	if reason != "" {
+		out += " (" + reason + ")"
+	}
+	if message != "" {
+		out += ": " + message
+	}
+	return out
+}

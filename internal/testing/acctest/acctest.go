@@ -1,0 +1,189 @@
+// Package acctest is what every resource family's tests import: the
+// provider factories for terraform-plugin-testing, the pre-check, a TestMain
+// helper that brings up a test environment for a package run on its own,
+// Kubernetes clients, helpers that read, delete and patch objects behind
+// Terraform's back, and HCL config builders.
+//
+// The environment itself (local control plane, CRDs, stand-in controller,
+// leak check) is package testenv; this package only decides when to start
+// one and hands tests what they need to talk to it.
+//
+// A typical package:
+//
+//	func TestMain(m *testing.M) { acctest.Main(m) }
+//
+//	func TestAccWarmPool_basic(t *testing.T) {
+//		ns := acctest.Namespace(t)
+//		name := acctest.RandomName("pool")
+//		resource.Test(t, resource.TestCase{
+//			PreCheck:                 func() { acctest.PreCheck(t) },
+//			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+//			CheckDestroy:             acctest.CheckDestroy("agentsandbox_warm_pool", extv1beta1.SandboxWarmPoolGVR),
+//			Steps: []resource.TestStep{{
+//				Config: acctest.ConfigCompose(acctest.ProviderConfig(), testAccWarmPoolConfig_basic(ns, name)),
+//			}},
+//		})
+//	}
+package acctest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// ProviderName is the provider's local name in test configurations.
+const ProviderName = provider.TypeName
+
+// ProtoV6ProviderFactories serves the provider in-process to the terraform
+// CLI that terraform-plugin-testing runs: a fresh provider instance per
+// Terraform command, as with a real plugin binary.
+var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	ProviderName: providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+// envTfAcc is terraform-plugin-testing's switch for acceptance tests.
+const envTfAcc = "TF_ACC"
+
+// Main is a TestMain for packages with acceptance tests:
+//
+//	func TestMain(m *testing.M) { acctest.Main(m) }
+//
+// Under TF_ACC with no cluster in the environment (no KUBECONFIG or
+// AGENTSANDBOX_TEST_KUBECONFIG) it starts one for this package alone, exactly
+// as the testenv command would, and tears it down (with the leak check)
+// after the tests. With a cluster given but no harness around (no
+// AGENTSANDBOX_TESTENV_RUN), it installs the CRDs there and runs the
+// stand-in controller, again like the testenv command. Inside the testenv
+// command, and without TF_ACC, it just runs the tests.
+func Main(m *testing.M) {
+	// First: in the watchdog child of this test binary this never returns.
+	testenv.RunWatchdogIfRequested()
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Getenv(envTfAcc) == "" || testenv.Managed() {
+		return m.Run()
+	}
+	// Parsing early is allowed (testing.Init has run) and lets `go test
+	// -list` answer without a cluster.
+	flag.Parse()
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		return m.Run()
+	}
+
+	opts, err := testenv.OptionsFromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acctest: %v\n", err)
+		return 1
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Start-up can take a while (cluster, or a cold build); a signal
+		// aborts it, and Start then tears down what exists.
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	env, err := testenv.Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acctest: cannot start the test environment: %v\n", err)
+		return 1
+	}
+	for _, kv := range env.Vars() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	go func() {
+		// A signal during the tests: tear down, then exit as the signal
+		// would have. The tests are abandoned mid-way, which is what an
+		// interrupt means.
+		if s, ok := <-sigs; ok {
+			fmt.Fprintf(os.Stderr, "acctest: %v: tearing down the test environment\n", s)
+			if err := env.Stop(context.Background()); err != nil {
+				fmt.Fprintf(os.Stderr, "acctest: teardown: %v\n", err)
+			}
+			code := 1
+			if n, ok := s.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+			os.Exit(code)
+		}
+	}()
+	code := m.Run()
+	if err := env.Stop(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "acctest: FAILED teardown of the test environment: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// PreCheck is the TestCase.PreCheck of every acceptance test: it fails the
+// test early, with a message saying what to do, when the run cannot work.
+func PreCheck(t *testing.T) {
+	t.Helper()
+	requireCluster(t)
+	// terraform-plugin-testing would otherwise try to download a terraform
+	// binary, which on these machines means a long hang and an opaque
+	// error instead of a clear one.
+	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" && os.Getenv("TF_ACC_TERRAFORM_VERSION") == "" {
+		if _, err := exec.LookPath("terraform"); err != nil {
+			t.Fatal("terraform CLI not found: put terraform (or tofu) on PATH or set TF_ACC_TERRAFORM_PATH")
+		}
+	}
+}
+
+// SkipUnlessAcc skips t unless TF_ACC is set. Every helper that needs a
+// cluster calls it, so plain `go test ./...` skips acceptance tests cleanly.
+func SkipUnlessAcc(t testing.TB) {
+	t.Helper()
+	if os.Getenv(envTfAcc) == "" {
+		t.Skip("acceptance test: set TF_ACC=1 to run it (make test provides a local cluster)")
+	}
+}
+
+// Kubeconfig is the path of the test cluster's kubeconfig, "" if none.
+func Kubeconfig() string {
+	p, err := testenv.GivenKubeconfig()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// requireCluster skips without TF_ACC and fails without a cluster.
+func requireCluster(t testing.TB) string {
+	t.Helper()
+	SkipUnlessAcc(t)
+	p, err := testenv.GivenKubeconfig()
+	if err != nil {
+		t.Fatalf("test cluster: %v", err)
+	}
+	if p == "" {
+		t.Fatal("TF_ACC is set but there is no test cluster: run `make test`, wrap the command in " +
+			"`go run ./internal/testing/testenv/cmd/testenv --`, call acctest.Main from this package's TestMain, " +
+			"or set KUBECONFIG / AGENTSANDBOX_TEST_KUBECONFIG")
+	}
+	return p
+}

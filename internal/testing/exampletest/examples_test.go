@@ -1,0 +1,332 @@
+package exampletest_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/demo"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
+)
+
+// The example directories the acceptance test applies, in order. Each one
+// installs the controller; CRDs stay on destroy (keep_crds_on_destroy), so
+// the next one upgrades nothing and finds them in place.
+var exampleDirs = []string{"existing-cluster", "platform-teams", "quickstart"}
+
+var (
+	gvrNetworkPolicy = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	gvrDeployment    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	gvrService       = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+)
+
+// cluster is the private stack's cluster as the checks see it.
+type cluster struct {
+	dyn dynamic.Interface
+	cs  kubernetes.Interface
+}
+
+func (c cluster) get(t *testing.T, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := c.dyn.Resource(gvr).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	return obj
+}
+
+// gone waits until none of the named objects exists, and until no Sandbox
+// is left in ns (a warm pool's members go by garbage collection).
+func (c cluster) gone(t *testing.T, ns string, refs map[schema.GroupVersionResource][]string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var left []string
+		for gvr, names := range refs {
+			for _, name := range names {
+				_, err := c.dyn.Resource(gvr).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+				switch {
+				case apierrors.IsNotFound(err):
+				case err != nil:
+					t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
+				default:
+					left = append(left, gvr.Resource+"/"+name)
+				}
+			}
+		}
+		sbx, err := c.dyn.Resource(agentsv1beta1.SandboxGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sbx.Items {
+			left = append(left, "sandboxes/"+s.GetName())
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still present after destroy: %v", left)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// sandboxesOfPool lists the warm pool members that are ready, by node.
+func (c cluster) readyPoolPods(t *testing.T, ns, selector string) map[string]string {
+	t.Helper()
+	pods, err := c.cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				out[p.Name] = p.Spec.NodeName
+			}
+		}
+	}
+	return out
+}
+
+// TestAccExamples applies every example directory against the local
+// stand-in for GKE, checks what it made, re-plans (the plan must be empty),
+// destroys it and checks that everything is gone.
+func TestAccExamples(t *testing.T) {
+	acctest.PreCheck(t)
+	root := repoRoot(t)
+	st, err := demo.Start(t.Context(), demo.Options{
+		RepoRoot:        root,
+		LocalclusterBin: os.Getenv(testenv.LocalclusterBinVar),
+		Log:             testLog{t},
+	})
+	if err != nil {
+		t.Fatalf("starting the local stand-in for GKE: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := st.Stop(context.Background()); err != nil {
+			t.Errorf("stopping the stand-in: %v", err)
+		}
+	})
+	cfg, err := testenv.RESTConfig(st.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cluster{dyn: dynamic.NewForConfigOrDie(cfg), cs: kubernetes.NewForConfigOrDie(cfg)}
+	examples := copyExamples(t)
+	rc := cliConfig(t)
+
+	for _, name := range exampleDirs {
+		ok := t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(examples, name)
+			tf := newTFDir(t, dir, rc)
+			vars := map[string]string{}
+			for _, v := range declaredVariables(t, dir) {
+				if val, ok := st.Variables()[v]; ok {
+					vars[v] = val
+				}
+			}
+			names := make([]string, 0, len(vars))
+			for k := range vars {
+				names = append(names, k)
+			}
+			if err := demo.WriteVarFile(filepath.Join(dir, "terraform.tfvars.json"), vars, names...); err != nil {
+				t.Fatal(err)
+			}
+			check := checks[name]
+			if check.before != nil {
+				check.before(t, c)
+			}
+
+			t0 := time.Now()
+			tf.must("get") // installs local modules; providers come from dev_overrides
+			tf.must("apply", "-auto-approve", "-input=false")
+			t.Logf("%s applied in %s", name, time.Since(t0).Round(time.Millisecond))
+			check.applied(t, c, st, tf, tf.outputs())
+
+			if out, code := tf.run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
+				t.Fatalf("the plan after apply is not empty (exit status %d):\n%s", code, out)
+			}
+
+			t0 = time.Now()
+			tf.must("destroy", "-auto-approve", "-input=false")
+			t.Logf("%s destroyed in %s", name, time.Since(t0).Round(time.Millisecond))
+			check.destroyed(t, c, st)
+		})
+		if !ok {
+			return // later examples would fail on the leftovers of this one
+		}
+	}
+}
+
+type exampleChecks struct {
+	before    func(*testing.T, cluster)
+	applied   func(*testing.T, cluster, *demo.Stack, *tfDir, map[string]json.RawMessage)
+	destroyed func(*testing.T, cluster, *demo.Stack)
+}
+
+var checks = map[string]exampleChecks{
+	"quickstart": {
+		applied: func(t *testing.T, c cluster, st *demo.Stack, tf *tfDir, outs map[string]json.RawMessage) {
+			pool := c.get(t, extv1beta1.SandboxWarmPoolGVR, "default", "python-runtime")
+			if got, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas"); got != 5 {
+				t.Errorf("warm pool readyReplicas = %d, want 5", got)
+			}
+			if got := tf.outputString(outs, "warm_pool"); got != "default/python-runtime: 5/5 ready" {
+				t.Errorf("output warm_pool = %q", got)
+			}
+			sbx := c.get(t, agentsv1beta1.SandboxGVR, "default", "agent-workspace")
+			fqdn, _, _ := unstructured.NestedString(sbx.Object, "status", "serviceFQDN")
+			if fqdn != "agent-workspace.default.svc.cluster.local" || tf.outputString(outs, "workspace_fqdn") != fqdn {
+				t.Errorf("workspace FQDN: status %q, output %q", fqdn, tf.outputString(outs, "workspace_fqdn"))
+			}
+			c.get(t, gvrService, "default", "agent-workspace")
+			c.get(t, gvrNetworkPolicy, "default", "isolate-execution-sandboxes")
+			c.get(t, gvrDeployment, "agent-sandbox-system", "agent-sandbox-controller")
+			// The hardened defaults reached the cluster without being written.
+			tmpl := c.get(t, extv1beta1.SandboxTemplateGVR, "default", "python-runtime")
+			spec, _, _ := unstructured.NestedMap(tmpl.Object, "spec", "podTemplate", "spec")
+			if spec["runtimeClassName"] != "gvisor" || spec["automountServiceAccountToken"] != false {
+				t.Errorf("template pod spec not hardened: runtimeClassName %v, automountServiceAccountToken %v",
+					spec["runtimeClassName"], spec["automountServiceAccountToken"])
+			}
+			np, ok := st.GKE.NodePool(tf.outputString(outs, "node_pool"))
+			if !ok || np.Config == nil || np.Config.SandboxConfig == nil || np.Config.SandboxConfig.Type != "GVISOR" {
+				t.Errorf("emulator node pool %s: %+v", tf.outputString(outs, "node_pool"), np)
+			}
+		},
+		destroyed: func(t *testing.T, c cluster, st *demo.Stack) {
+			c.gone(t, "default", map[schema.GroupVersionResource][]string{
+				extv1beta1.SandboxWarmPoolGVR: {"python-runtime"}, extv1beta1.SandboxTemplateGVR: {"python-runtime"},
+				agentsv1beta1.SandboxGVR: {"agent-workspace"}, gvrService: {"agent-workspace"},
+				gvrNetworkPolicy: {"isolate-execution-sandboxes"},
+			})
+			c.gone(t, "agent-sandbox-system", map[schema.GroupVersionResource][]string{gvrDeployment: {"agent-sandbox-controller"}})
+			if _, ok := st.GKE.NodePool(st.ClusterName() + "/nodePools/agent-sandboxes"); ok {
+				t.Error("the emulator still has node pool agent-sandboxes")
+			}
+		},
+	},
+	"existing-cluster": {
+		applied: func(t *testing.T, c cluster, _ *demo.Stack, tf *tfDir, outs map[string]json.RawMessage) {
+			if got := tf.outputString(outs, "warm_pool"); got != "default/python-runtime: 3/3 ready" {
+				t.Errorf("output warm_pool = %q", got)
+			}
+			pods := c.readyPoolPods(t, "default", tf.outputString(outs, "warm_pool_selector"))
+			if len(pods) != 3 {
+				t.Errorf("ready pool pods: %v", pods)
+			}
+			c.get(t, gvrNetworkPolicy, "default", "python-runtime-isolation")
+		},
+		destroyed: func(t *testing.T, c cluster, _ *demo.Stack) {
+			c.gone(t, "default", map[schema.GroupVersionResource][]string{
+				extv1beta1.SandboxWarmPoolGVR: {"python-runtime"}, extv1beta1.SandboxTemplateGVR: {"python-runtime"},
+				gvrNetworkPolicy: {"python-runtime-isolation"},
+			})
+		},
+	},
+	"platform-teams": {
+		// GKE would add nodes labelled and tainted for data-science's
+		// dedicated pool; the emulator starts no VMs, so one fake gVisor
+		// node of the local cluster is given that label and taint instead.
+		before: func(t *testing.T, c cluster) { dedicateNode(t, c, "gvisor-pool-1", "data-science") },
+		applied: func(t *testing.T, c cluster, st *demo.Stack, tf *tfDir, _ map[string]json.RawMessage) {
+			for team, want := range map[string]int64{"data-science": 3, "support-bots": 2} {
+				pool := c.get(t, extv1beta1.SandboxWarmPoolGVR, "default", team+"-pool")
+				if got, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas"); got != want {
+					t.Errorf("%s-pool readyReplicas = %d, want %d", team, got, want)
+				}
+				sel, _, _ := unstructured.NestedString(pool.Object, "status", "selector")
+				pods := c.readyPoolPods(t, "default", sel)
+				for pod, node := range pods {
+					if dedicated := node == "gvisor-pool-1"; dedicated != (team == "data-science") {
+						t.Errorf("%s's pod %s runs on %s", team, pod, node)
+					}
+				}
+				if int64(len(pods)) != want {
+					t.Errorf("%s: ready pods %v", team, pods)
+				}
+				c.get(t, extv1beta1.SandboxTemplateGVR, "default", team+"-sandbox")
+				c.get(t, gvrNetworkPolicy, "default", team+"-sandbox-isolation")
+			}
+			np, ok := st.GKE.NodePool(st.ClusterName() + "/nodePools/data-science-sandboxes")
+			if !ok || np.Config.Labels["agentsandbox.dev/team"] != "data-science" {
+				t.Errorf("emulator node pool data-science-sandboxes: %+v", np)
+			}
+			if _, ok := st.GKE.NodePool(st.ClusterName() + "/nodePools/support-bots-sandboxes"); ok {
+				t.Error("support-bots got a node pool it did not ask for")
+			}
+			claim := tf.outputString(tf.outputs(), "support_bots_claim")
+			if !strings.Contains(claim, `"warmPoolRef":`) || !strings.Contains(claim, `"name": "support-bots-pool"`) {
+				t.Errorf("output support_bots_claim:\n%s", claim)
+			}
+		},
+		destroyed: func(t *testing.T, c cluster, st *demo.Stack) {
+			refs := map[schema.GroupVersionResource][]string{}
+			for _, team := range []string{"data-science", "support-bots"} {
+				refs[extv1beta1.SandboxWarmPoolGVR] = append(refs[extv1beta1.SandboxWarmPoolGVR], team+"-pool")
+				refs[extv1beta1.SandboxTemplateGVR] = append(refs[extv1beta1.SandboxTemplateGVR], team+"-sandbox")
+				refs[gvrNetworkPolicy] = append(refs[gvrNetworkPolicy], team+"-sandbox-isolation")
+			}
+			c.gone(t, "default", refs)
+			if _, ok := st.GKE.NodePool(st.ClusterName() + "/nodePools/data-science-sandboxes"); ok {
+				t.Error("the emulator still has node pool data-science-sandboxes")
+			}
+		},
+	},
+}
+
+// dedicateNode gives a fake node the label and taint GKE puts on the nodes
+// of a team's dedicated pool (see the module), until the test ends.
+func dedicateNode(t *testing.T, c cluster, name, team string) {
+	t.Helper()
+	const key = "agentsandbox.dev/team"
+	nodes := c.cs.CoreV1().Nodes()
+	node, err := nodes.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Labels[key] = team
+	node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: key, Value: team, Effect: corev1.TaintEffectNoSchedule})
+	if _, err := nodes.Update(t.Context(), node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		node, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("restoring node %s: %v", name, err)
+			return
+		}
+		delete(node.Labels, key)
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == key })
+		if _, err := nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Errorf("restoring node %s: %v", name, err)
+		}
+	})
+}
+
+// testLog sends the stand-in's log lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,99 @@
+package validators
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The rules are Kubernetes' own (k8s.io/apimachinery/pkg/util/validation),
+// applied at plan time so a bad name fails before any request, with the
+// attribute path, instead of as a 422 during apply.
+
+// DNSSubdomainName accepts an object name such as a Sandbox's or a
+// ConfigMap's: lower-case RFC 1123 subdomain, at most 253 characters.
+func DNSSubdomainName() validator.String {
+	return stringCheck{summary: "Invalid name", desc: "must be a lower-case RFC 1123 subdomain (letters, digits, '-' and '.', at most 253 characters)", check: k8svalidation.IsDNS1123Subdomain}
+}
+
+// DNSLabelName accepts a namespace, container or port name: lower-case RFC
+// 1123 label, at most 63 characters.
+func DNSLabelName() validator.String {
+	return stringCheck{summary: "Invalid name", desc: "must be a lower-case RFC 1123 label (letters, digits and '-', at most 63 characters)", check: k8svalidation.IsDNS1123Label}
+}
+
+// LabelValue accepts a label value (also used for selector values).
+func LabelValue() validator.String {
+	return stringCheck{summary: "Invalid label value", desc: "must be a valid label value (at most 63 characters, alphanumerics, '-', '_' or '.')", check: k8svalidation.IsValidLabelValue}
+}
+
+// QualifiedName accepts a label or annotation key: an optional DNS prefix
+// and a name, e.g. app.kubernetes.io/name.
+func QualifiedName() validator.String {
+	return stringCheck{summary: "Invalid key", desc: "must be a qualified name such as app or example.com/app", check: k8svalidation.IsQualifiedName}
+}
+
+// Labels validates a map of labels: keys are qualified names, values label
+// values, and no key may use a reserved prefix (a key owned by a controller,
+// which would otherwise fight with it).
+func Labels(reservedPrefixes ...string) validator.Map {
+	return metadataMap{kind: "label", checkValue: k8svalidation.IsValidLabelValue, reserved: reservedPrefixes}
+}
+
+// Annotations validates a map of annotations: keys are qualified names and
+// no key may use a reserved prefix. Values are free text.
+func Annotations(reservedPrefixes ...string) validator.Map {
+	return metadataMap{kind: "annotation", reserved: reservedPrefixes}
+}
+
+type metadataMap struct {
+	kind       string
+	checkValue func(string) []string
+	reserved   []string
+}
+
+func (v metadataMap) Description(context.Context) string {
+	d := fmt.Sprintf("%s keys must be qualified names", v.kind)
+	if v.checkValue != nil {
+		d += " and values valid label values"
+	}
+	if len(v.reserved) > 0 {
+		d += fmt.Sprintf("; keys under %s are reserved for the controller", strings.Join(v.reserved, ", "))
+	}
+	return d
+}
+
+func (v metadataMap) MarkdownDescription(c context.Context) string { return v.Description(c) }
+
+func (v metadataMap) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for key, val := range req.ConfigValue.Elements() {
+		p := req.Path.AtMapKey(key)
+		if errs := k8svalidation.IsQualifiedName(key); len(errs) > 0 {
+			resp.Diagnostics.AddAttributeError(p, "Invalid "+v.kind+" key",
+				fmt.Sprintf("%q is not a valid %s key: %s.", key, v.kind, strings.Join(errs, "; ")))
+			continue
+		}
+		for _, prefix := range v.reserved {
+			if strings.HasPrefix(key, prefix) {
+				resp.Diagnostics.AddAttributeError(p, "Reserved "+v.kind+" key",
+					fmt.Sprintf("%q uses the prefix %q, which the agent-sandbox controller owns; it would overwrite or "+
+						"remove the value. Use a key under your own domain instead.", key, prefix))
+			}
+		}
+		s, ok := val.(types.String)
+		if !ok || s.IsNull() || s.IsUnknown() || v.checkValue == nil {
+			continue
+		}
+		if errs := v.checkValue(s.ValueString()); len(errs) > 0 {
+			resp.Diagnostics.AddAttributeError(p, "Invalid "+v.kind+" value",
+				fmt.Sprintf("%q is not a valid %s value: %s.", s.ValueString(), v.kind, strings.Join(errs, "; ")))
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package validators
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func TestStringValidators(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    validator.String
+		in   string
+		ok   bool
+	}{
+		{"subdomain ok", DNSSubdomainName(), "python-3.12", true},
+		{"subdomain upper", DNSSubdomainName(), "Python", false},
+		{"subdomain underscore", DNSSubdomainName(), "a_b", false},
+		{"label ok", DNSLabelName(), "agents", true},
+		{"label dot", DNSLabelName(), "a.b", false},
+		{"label too long", DNSLabelName(), "a123456789012345678901234567890123456789012345678901234567890123", false},
+		{"label value ok", LabelValue(), "v1.2_x", true},
+		{"label value space", LabelValue(), "a b", false},
+		{"qualified ok", QualifiedName(), "example.com/team", true},
+		{"qualified bad", QualifiedName(), "-bad", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &validator.StringResponse{}
+			tc.v.ValidateString(context.Background(), validator.StringRequest{Path: path.Root("name"), ConfigValue: types.StringValue(tc.in)}, resp)
+			if resp.Diagnostics.HasError() == tc.ok {
+				t.Fatalf("%q: errors %v, want ok=%v", tc.in, resp.Diagnostics, tc.ok)
+			}
+			if !tc.ok {
+				assertPath(t, resp.Diagnostics, "name")
+			}
+		})
+	}
+}
+
+func TestLabelsAndAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		v        validator.Map
+		in       map[string]string
+		wantPath string
+	}{
+		{"ok", Labels("agents.x-k8s.io/"), map[string]string{"team": "a", "example.com/tier": "gold"}, ""},
+		{"bad key", Labels(), map[string]string{"bad key": "a"}, `labels["bad key"]`},
+		{"bad value", Labels(), map[string]string{"team": "not ok!"}, `labels["team"]`},
+		{"reserved", Labels("agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/sandbox-name-hash": "x"}, `labels["agents.x-k8s.io/sandbox-name-hash"]`},
+		{"annotation free value", Annotations("agents.x-k8s.io/"), map[string]string{"note": "any text at all!"}, ""},
+		{"annotation reserved", Annotations("agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/pod-name": "x"}, `labels["agents.x-k8s.io/pod-name"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			elems := map[string]attr.Value{}
+			for k, v := range tc.in {
+				elems[k] = types.StringValue(v)
+			}
+			m, _ := types.MapValue(types.StringType, elems)
+			resp := &validator.MapResponse{}
+			tc.v.ValidateMap(context.Background(), validator.MapRequest{Path: path.Root("labels"), ConfigValue: m}, resp)
+			if tc.wantPath == "" {
+				if resp.Diagnostics.HasError() {
+					t.Fatal(resp.Diagnostics)
+				}
+				return
+			}
+			assertPath(t, resp.Diagnostics, tc.wantPath)
+		})
+	}
+}
+
+func assertPath(t *testing.T, diags diag.Diagnostics, want string) {
+	t.Helper()
+	for _, d := range diags {
+		if wp, ok := d.(diag.DiagnosticWithPath); ok && wp.Path().String() == want {
+			return
+		}
+	}
+	t.Fatalf("no error at %s: %v", want, diags)
+}
