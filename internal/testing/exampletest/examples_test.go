@@ -129,13 +129,35 @@ func TestAccExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cluster{dyn: dynamic.NewForConfigOrDie(cfg), cs: kubernetes.NewForConfigOrDie(cfg)}
-	examples := copyExamples(t)
 	rc := cliConfig(t)
 
+	// TF_ACC_TERRAFORM_PATHS (make testacc-matrix) runs every example under
+	// each CLI of the version matrix in turn, on this one stack.
+	clis := os.Getenv("TF_ACC_TERRAFORM_PATHS")
+	if clis == "" {
+		applyExamples(t, c, st, rc, terraformBin(t))
+		return
+	}
+	for _, cli := range strings.Split(clis, ",") {
+		label, bin, ok := strings.Cut(cli, "=")
+		if !ok {
+			t.Fatalf("TF_ACC_TERRAFORM_PATHS: %q is not label=path", cli)
+		}
+		if !t.Run(label, func(t *testing.T) { applyExamples(t, c, st, rc, bin) }) {
+			return // the next CLI would fail on this one's leftovers
+		}
+	}
+}
+
+// applyExamples applies, checks, re-plans and destroys every example
+// directory with the CLI bin.
+func applyExamples(t *testing.T, c cluster, st *demo.Stack, rc, bin string) {
+	examples := copyExamples(t)
 	for _, name := range exampleDirs {
 		ok := t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(examples, name)
 			tf := newTFDir(t, dir, rc)
+			tf.bin = bin
 			vars := map[string]string{}
 			for _, v := range declaredVariables(t, dir) {
 				if val, ok := st.Variables()[v]; ok {

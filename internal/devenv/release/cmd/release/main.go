@@ -1,0 +1,116 @@
+// Command release checks the provider's release artifacts and makes a local
+// provider mirror of them (see package release and the GNUmakefile's
+// release-* targets).
+//
+//	release platforms [-config .goreleaser.yml]
+//	release restrict -platforms linux_amd64 [-config .goreleaser.yml] [-dist DIR] -out FILE
+//	release check [-dist dist] [-config .goreleaser.yml] [-manifest terraform-registry-manifest.json] [-platforms a,b]
+//	release mirror [-dist dist] -dir DIR [-cli-config FILE]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/release"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: release platforms|restrict|check|mirror [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	dist := fs.String("dist", "dist", "goreleaser's output directory")
+	config := fs.String("config", ".goreleaser.yml", "the goreleaser configuration")
+	manifest := fs.String("manifest", "terraform-registry-manifest.json", "the registry manifest the release must ship")
+	platforms := fs.String("platforms", "", "comma-separated os_arch list (check: default every platform of -config)")
+	out := fs.String("out", "", "restrict: where to write the restricted configuration")
+	dir := fs.String("dir", "", "mirror: the mirror's directory")
+	cliConfig := fs.String("cli-config", "", "mirror: also write a CLI configuration installing from the mirror here")
+	_ = fs.Parse(os.Args[2:])
+	if err := run(os.Args[1], *dist, *config, *manifest, *platforms, *out, *dir, *cliConfig); err != nil {
+		fmt.Fprintf(os.Stderr, "release %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func run(cmd, dist, config, manifest, platforms, out, dir, cliConfig string) error {
+	var list []string
+	if platforms != "" {
+		list = strings.Split(platforms, ",")
+	}
+	switch cmd {
+	case "platforms":
+		cfg, err := os.ReadFile(config)
+		if err != nil {
+			return err
+		}
+		all, err := release.Platforms(cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Println(strings.Join(all, "\n"))
+	case "restrict":
+		cfg, err := os.ReadFile(config)
+		if err != nil {
+			return err
+		}
+		restricted, err := release.RestrictPlatforms(cfg, list, dist)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, restricted, 0o644)
+	case "check":
+		if list == nil {
+			cfg, err := os.ReadFile(config)
+			if err != nil {
+				return err
+			}
+			if list, err = release.Platforms(cfg); err != nil {
+				return err
+			}
+		}
+		m, err := os.ReadFile(manifest)
+		if err != nil {
+			return err
+		}
+		a, err := release.Check(dist, m, list)
+		if err != nil {
+			return fmt.Errorf("%s is not what the Terraform registry requires:\n%w", dist, err)
+		}
+		sig := "signed (" + release.Prefix + "_" + a.Version + "_SHA256SUMS.sig)"
+		if !a.Signed {
+			sig = "not signed (no GPG key: a snapshot)"
+		}
+		fmt.Printf("%s: %s %s, %d platforms (%s), SHA256SUMS and manifest (protocol 6.0) correct, %s\n",
+			dist, release.Prefix, a.Version, len(a.Zips), strings.Join(a.Platforms(), " "), sig)
+	case "mirror":
+		if dir == "" {
+			return fmt.Errorf("-dir is required")
+		}
+		m, err := os.ReadFile(manifest)
+		if err != nil {
+			return err
+		}
+		a, err := release.Check(dist, m, list)
+		if err != nil {
+			return fmt.Errorf("%s is not what the Terraform registry requires:\n%w", dist, err)
+		}
+		dirs, err := release.Mirror(a, dir)
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			fmt.Printf("mirrored %s %s (%s) into %s\n", release.Prefix, a.Version, strings.Join(a.Platforms(), " "), d)
+		}
+		if cliConfig != "" {
+			return os.WriteFile(cliConfig, []byte(release.CLIConfig(dir)), 0o644)
+		}
+	default:
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	return nil
+}
