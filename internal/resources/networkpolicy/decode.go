@@ -2,28 +2,21 @@ package networkpolicy
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
-	"strconv"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // decode reads a live NetworkPolicy spec back into the attributes that
 // render it, for import. For a policy this resource wrote, the result is
 // the canonical configuration: decode(p.spec()) == p whenever p uses the
-// defaults where a default would do (see the round-trip test).
-//
-// A policy written by other means is taken in when this resource can
-// express what it enforces; a rule with several peers becomes one entry per
-// peer, which grants exactly the same traffic (the next plan then shows the
-// policy rewritten into that shape). What cannot be expressed without
-// changing what is enforced is refused with the reason.
+// defaults where a default would do (see the round-trip test). The rules
+// are decoded by netrules.Decode, which takes in what the attributes can
+// express and refuses the rest with the reason.
 //
 // templateFor maps the value of the template-ref-hash label back to a
 // SandboxTemplate name ("" when none is known): the label holds only a hash.
@@ -39,62 +32,11 @@ func decode(s networkingv1.NetworkPolicySpec, templateFor func(hash string) stri
 		p.Template = templateFor(hash)
 	}
 	if p.Template == "" {
-		p.PodSelector = decodeSelector(s.PodSelector)
+		p.PodSelector = netrules.DecodeSelector(s.PodSelector)
 	}
-
-	p.Ingress = []ingressRule{}
-	for _, r := range s.Ingress {
-		ports := decodePorts(r.Ports)
-		if len(r.From) == 0 {
-			p.Ingress = append(p.Ingress, ingressRule{Ports: ports})
-			continue
-		}
-		for _, peer := range r.From {
-			in := ingressRule{Ports: ports}
-			if peer.IPBlock != nil {
-				in.IPBlock = &ipBlock{CIDR: peer.IPBlock.CIDR, Except: nilIfEmpty(peer.IPBlock.Except)}
-			}
-			if peer.NamespaceSelector != nil {
-				in.NamespaceSelector = decodeSelector(*peer.NamespaceSelector)
-			}
-			if peer.PodSelector != nil {
-				in.PodSelector = decodeSelector(*peer.PodSelector)
-			}
-			p.Ingress = append(p.Ingress, in)
-		}
-	}
-
-	p.BlockMetadataServer = metadataBlocked(s.Egress)
-	dns, internet := dnsRule(), internetRule()
-	if p.BlockMetadataServer {
-		carve(&internet)
-	}
-	for i, r := range s.Egress {
-		switch {
-		case !p.AllowDNS && equality.Semantic.DeepEqual(r, dns):
-			p.AllowDNS = true
-			continue
-		case !p.AllowInternet && equality.Semantic.DeepEqual(r, internet):
-			p.AllowInternet = true
-			continue
-		case len(r.To) == 0:
-			return p, fmt.Errorf("egress[%d] allows every destination; allow_egress needs a cidr (write 0.0.0.0/0 and ::/0 "+
-				"to allow everything, which the metadata server carve-out then applies to)", i)
-		}
-		ports := decodePorts(r.Ports)
-		for j, peer := range r.To {
-			if peer.IPBlock == nil {
-				return p, fmt.Errorf("egress[%d].to[%d] selects pods or namespaces; this resource allows egress to IP "+
-					"ranges (allow_egress) and to cluster DNS (allow_dns) only", i, j)
-			}
-			except := peer.IPBlock.Except
-			if p.BlockMetadataServer {
-				except = uncarve(peer.IPBlock.CIDR, except)
-			}
-			p.AllowEgress = append(p.AllowEgress, egressRule{CIDR: peer.IPBlock.CIDR, Except: nilIfEmpty(except), Ports: ports})
-		}
-	}
-	return p, nil
+	rules, err := netrules.Decode(s.Ingress, s.Egress)
+	p.Intent = rules
+	return p, err
 }
 
 // templateHash reports the template-ref-hash value when sel is exactly what
@@ -105,101 +47,4 @@ func templateHash(sel metav1.LabelSelector) (string, bool) {
 	}
 	h, ok := sel.MatchLabels[sandboxapi.LabelSandboxTemplateRefHash]
 	return h, ok
-}
-
-// metadataBlocked tells whether the egress rules keep every metadata server
-// out: no range that contains one leaves it uncovered by its except list.
-// With nothing containing a metadata server either value renders the same,
-// and the default (true) is the canonical one.
-func metadataBlocked(rules []networkingv1.NetworkPolicyEgressRule) bool {
-	for _, r := range rules {
-		for _, peer := range r.To {
-			b := peer.IPBlock
-			if b == nil {
-				continue
-			}
-			c, err := netip.ParsePrefix(b.CIDR)
-			if err != nil {
-				continue
-			}
-			for _, m := range metadataServers {
-				if c.Addr().Is4() == m.Addr().Is4() && c.Bits() <= m.Bits() && c.Contains(m.Addr()) && !covered(m, b.Except) {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
-// carve applies the metadata carve-out to a rule, as render does.
-func carve(r *networkingv1.NetworkPolicyEgressRule) {
-	for j := range r.To {
-		if b := r.To[j].IPBlock; b != nil {
-			b.Except = append(b.Except, metadataCarveOut(b.CIDR, b.Except)...)
-		}
-	}
-}
-
-// uncarve removes from except the metadata server entries that render
-// would add back, so that the imported except list is what the user writes.
-func uncarve(cidr string, except []string) []string {
-	out := slices.Clone(except)
-	for _, m := range metadataServers {
-		i := slices.Index(out, m.String())
-		if i < 0 {
-			continue
-		}
-		rest := slices.Delete(slices.Clone(out), i, i+1)
-		if len(metadataCarveOut(cidr, rest)) == 1 {
-			out = rest
-		}
-	}
-	return out
-}
-
-func decodeSelector(s metav1.LabelSelector) *labelSelector {
-	out := &labelSelector{}
-	if len(s.MatchLabels) > 0 {
-		out.MatchLabels = copyMap(s.MatchLabels)
-	}
-	for _, r := range s.MatchExpressions {
-		out.MatchExpressions = append(out.MatchExpressions, selectorRequirement{
-			Key: r.Key, Operator: string(r.Operator), Values: nilIfEmpty(r.Values),
-		})
-	}
-	return out
-}
-
-func decodePorts(ports []networkingv1.NetworkPolicyPort) []port {
-	if len(ports) == 0 {
-		return nil
-	}
-	out := make([]port, 0, len(ports))
-	for _, np := range ports {
-		p := port{Protocol: defaultProtocol}
-		if np.Protocol != nil {
-			p.Protocol = string(*np.Protocol)
-		}
-		if np.Port != nil {
-			if np.Port.Type == intstr.Int {
-				p.Port = strconv.Itoa(int(np.Port.IntVal))
-			} else {
-				p.Port = np.Port.StrVal
-			}
-		}
-		if np.EndPort != nil {
-			end := *np.EndPort
-			p.EndPort = &end
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func nilIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return slices.Clone(s)
 }

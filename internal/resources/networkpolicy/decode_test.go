@@ -10,16 +10,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
-func routerIngress() []ingressRule {
-	return []ingressRule{{
-		NamespaceSelector: &labelSelector{MatchLabels: map[string]string{namespaceNameLabel: routerNamespace}},
-		PodSelector:       &labelSelector{MatchLabels: copyMap(routerLabels)},
-		Ports:             []port{{Port: routerPort, Protocol: "TCP"}},
-	}}
-}
+// Short names for the rule types, which the tables below use a lot.
+type (
+	rules         = netrules.Intent
+	ingressRule   = netrules.IngressRule
+	egressRule    = netrules.EgressRule
+	labelSelector = netrules.Selector
+	requirement   = netrules.Requirement
+	port          = netrules.Port
+)
 
 // Canonical configurations: what a user writes when leaving defaults
 // alone. Import of the policy each one renders must give it back exactly,
@@ -27,36 +30,40 @@ func routerIngress() []ingressRule {
 func canonicalPolicies() map[string]policy {
 	end := int32(2000)
 	return map[string]policy{
-		"template, defaults": {Template: "python", Ingress: routerIngress(), BlockMetadataServer: true},
-		"air-gapped":         {PodSelector: &labelSelector{}, Ingress: []ingressRule{}, BlockMetadataServer: true},
+		"template, defaults": {Template: "python", Intent: rules{Ingress: netrules.DefaultIngress(), BlockMetadataServer: true}},
+		"air-gapped":         {PodSelector: &labelSelector{}, Intent: rules{Ingress: []ingressRule{}, BlockMetadataServer: true}},
 		"dns and internet": {
-			PodSelector: &labelSelector{MatchLabels: map[string]string{"app": "x"}}, Ingress: routerIngress(),
-			AllowDNS: true, AllowInternet: true, BlockMetadataServer: true,
+			PodSelector: &labelSelector{MatchLabels: map[string]string{"app": "x"}}, Intent: rules{Ingress: netrules.DefaultIngress(),
+				AllowDNS: true, AllowInternet: true, BlockMetadataServer: true},
 		},
 		"egress carved": {
-			PodSelector: &labelSelector{MatchExpressions: []selectorRequirement{{Key: "k", Operator: "Exists"}, {Key: "v", Operator: "NotIn", Values: []string{"a"}}}},
-			Ingress:     []ingressRule{},
-			AllowEgress: []egressRule{
-				{CIDR: "0.0.0.0/0", Except: []string{"10.0.0.0/8"}, Ports: []port{{Port: "443", Protocol: "TCP"}}},
-				{CIDR: "::/0"},
-				{CIDR: "10.1.0.0/16", Ports: []port{{Port: "1000", EndPort: &end, Protocol: "UDP"}, {Protocol: "SCTP"}}},
+			PodSelector: &labelSelector{MatchExpressions: []requirement{{Key: "k", Operator: "Exists"}, {Key: "v", Operator: "NotIn", Values: []string{"a"}}}},
+			Intent: rules{
+				Ingress: []ingressRule{},
+				AllowEgress: []egressRule{
+					{CIDR: "0.0.0.0/0", Except: []string{"10.0.0.0/8"}, Ports: []port{{Port: "443", Protocol: "TCP"}}},
+					{CIDR: "::/0"},
+					{CIDR: "10.1.0.0/16", Ports: []port{{Port: "1000", EndPort: &end, Protocol: "UDP"}, {Protocol: "SCTP"}}},
+				},
+				BlockMetadataServer: true,
 			},
-			BlockMetadataServer: true,
 		},
 		"metadata allowed on purpose": {
-			Template: "python", Ingress: routerIngress(), AllowInternet: true,
-			AllowEgress:         []egressRule{{CIDR: "169.254.169.254/32", Ports: []port{{Port: "80", Protocol: "TCP"}}}},
-			BlockMetadataServer: false,
+			Template: "python", Intent: rules{Ingress: netrules.DefaultIngress(), AllowInternet: true,
+				AllowEgress:         []egressRule{{CIDR: "169.254.169.254/32", Ports: []port{{Port: "80", Protocol: "TCP"}}}},
+				BlockMetadataServer: false},
 		},
 		"every ingress shape": {
 			PodSelector: &labelSelector{},
-			Ingress: []ingressRule{
-				{NamespaceSelector: &labelSelector{}, Ports: []port{{Port: "http", Protocol: "TCP"}}},
-				{PodSelector: &labelSelector{MatchLabels: map[string]string{"role": "probe"}}},
-				{IPBlock: &ipBlock{CIDR: "192.0.2.0/24", Except: []string{"192.0.2.0/25"}}},
-				{Ports: []port{{Port: "9090", Protocol: "TCP"}}},
+			Intent: rules{
+				Ingress: []ingressRule{
+					{NamespaceSelector: &labelSelector{}, Ports: []port{{Port: "http", Protocol: "TCP"}}},
+					{PodSelector: &labelSelector{MatchLabels: map[string]string{"role": "probe"}}},
+					{IPBlock: &netrules.IPBlock{CIDR: "192.0.2.0/24", Except: []string{"192.0.2.0/25"}}},
+					{Ports: []port{{Port: "9090", Protocol: "TCP"}}},
+				},
+				BlockMetadataServer: true,
 			},
-			BlockMetadataServer: true,
 		},
 	}
 }
@@ -96,7 +103,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 func TestDecodeTemplateUnknownToTheCluster(t *testing.T) {
 	// The label holds only a hash: with no SandboxTemplate of that name to
 	// be found, the selector is imported as it is, and renders the same.
-	p := policy{Template: "gone", Ingress: routerIngress(), BlockMetadataServer: true}
+	p := policy{Template: "gone", Intent: rules{Ingress: netrules.DefaultIngress(), BlockMetadataServer: true}}
 	got, err := decode(p.spec(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +129,7 @@ func TestDecodeForeignPolicies(t *testing.T) {
 			PolicyTypes: both,
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From: []networkingv1.NetworkPolicyPeer{
-					{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{namespaceNameLabel: "agent-sandbox-system"}}},
+					{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "agent-sandbox-system"}}},
 					{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/component": "sandbox-router"}}},
 				},
 				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &p8888}},
@@ -148,10 +155,13 @@ func TestDecodeForeignPolicies(t *testing.T) {
 			PodSelector: metav1.LabelSelector{MatchLabels: templateSelector("python")},
 			PolicyTypes: both,
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{namespaceNameLabel: routerNamespace}},
-				PodSelector:       &metav1.LabelSelector{MatchLabels: routerLabels},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "agent-sandbox-system"}},
+				PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sandbox-router"}},
 			}}}},
-			Egress: []networkingv1.NetworkPolicyEgressRule{internetRule()},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{To: []networkingv1.NetworkPolicyPeer{
+				{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"}}},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{"fc00::/7", "fe80::/10"}}},
+			}}},
 		}
 		got, err := decode(s, func(string) string { return "python" })
 		if err != nil {

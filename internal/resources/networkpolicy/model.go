@@ -4,336 +4,55 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
-// resourceModel is the resource's state and plan.
+// resourceModel is the resource's state and plan: the rules (package
+// netrules) at the top level, beside the pods they apply to.
 type resourceModel struct {
 	object.Metadata
-	Template            types.String   `tfsdk:"template"`
-	PodSelector         types.Object   `tfsdk:"pod_selector"`
-	Ingress             types.List     `tfsdk:"ingress"`
-	AllowDNS            types.Bool     `tfsdk:"allow_dns"`
-	AllowInternet       types.Bool     `tfsdk:"allow_internet"`
-	AllowEgress         types.List     `tfsdk:"allow_egress"`
-	BlockMetadataServer types.Bool     `tfsdk:"block_metadata_server"`
-	Rendered            types.String   `tfsdk:"rendered"`
-	Timeouts            timeouts.Value `tfsdk:"timeouts"`
+	Template    types.String `tfsdk:"template"`
+	PodSelector types.Object `tfsdk:"pod_selector"`
+	netrules.Rules
+	Rendered types.String   `tfsdk:"rendered"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
 
-// Nested object models. Containers stay framework values (types.List,
-// types.Object) because any of them may be null or unknown in a plan.
-type selectorModel struct {
-	MatchLabels      types.Map  `tfsdk:"match_labels"`
-	MatchExpressions types.List `tfsdk:"match_expressions"`
-}
-
-type requirementModel struct {
-	Key      types.String `tfsdk:"key"`
-	Operator types.String `tfsdk:"operator"`
-	Values   types.List   `tfsdk:"values"`
-}
-
-type ingressModel struct {
-	NamespaceSelector types.Object `tfsdk:"namespace_selector"`
-	PodSelector       types.Object `tfsdk:"pod_selector"`
-	IPBlock           types.Object `tfsdk:"ip_block"`
-	Ports             types.List   `tfsdk:"ports"`
-}
-
-type ipBlockModel struct {
-	CIDR   types.String `tfsdk:"cidr"`
-	Except types.List   `tfsdk:"except"`
-}
-
-type egressModel struct {
-	CIDR   types.String `tfsdk:"cidr"`
-	Except types.List   `tfsdk:"except"`
-	Ports  types.List   `tfsdk:"ports"`
-}
-
-type portModel struct {
-	Port     types.String `tfsdk:"port"`
-	EndPort  types.Int64  `tfsdk:"end_port"`
-	Protocol types.String `tfsdk:"protocol"`
-}
-
-// Attribute types of the nested objects; the schema (schema.go) declares
-// the same shapes.
-var (
-	stringList      = types.ListType{ElemType: types.StringType}
-	requirementType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"key": types.StringType, "operator": types.StringType, "values": stringList,
-	}}
-	selectorType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"match_labels":      types.MapType{ElemType: types.StringType},
-		"match_expressions": types.ListType{ElemType: requirementType},
-	}}
-	portType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"port": types.StringType, "end_port": types.Int64Type, "protocol": types.StringType,
-	}}
-	ipBlockType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"cidr": types.StringType, "except": stringList,
-	}}
-	ingressType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"namespace_selector": selectorType,
-		"pod_selector":       selectorType,
-		"ip_block":           ipBlockType,
-		"ports":              types.ListType{ElemType: portType},
-	}}
-	egressType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"cidr": types.StringType, "except": stringList, "ports": types.ListType{ElemType: portType},
-	}}
-)
-
-// expander turns framework values into a policy. Instead of failing on an
-// unknown value it notes it: a plan whose inputs are not all known yet
-// cannot be rendered, and its `rendered` is unknown.
-type expander struct {
-	ctx     context.Context
-	diags   diag.Diagnostics
-	unknown bool
+// policy is what a configuration asks for, every value known: which pods
+// (Template, or PodSelector) and the rules.
+type policy struct {
+	Template    string             // "" when PodSelector is used
+	PodSelector *netrules.Selector // nil when Template is used
+	netrules.Intent
 }
 
 // expand returns the policy m asks for; known is false while any input is
-// unknown.
+// unknown (a plan), and `rendered` is then unknown.
 func (m resourceModel) expand(ctx context.Context) (p policy, known bool, diags diag.Diagnostics) {
-	e := &expander{ctx: ctx}
-	p = policy{
-		Template:            e.str(m.Template),
-		PodSelector:         e.selector(m.PodSelector),
-		AllowDNS:            e.boolean(m.AllowDNS, false),
-		AllowInternet:       e.boolean(m.AllowInternet, false),
-		BlockMetadataServer: e.boolean(m.BlockMetadataServer, true),
-	}
-	var ingress []ingressModel
-	if e.list(m.Ingress, &ingress) {
-		p.Ingress = make([]ingressRule, 0, len(ingress))
-		for _, in := range ingress {
-			rule := ingressRule{
-				NamespaceSelector: e.selector(in.NamespaceSelector),
-				PodSelector:       e.selector(in.PodSelector),
-				Ports:             e.ports(in.Ports),
-			}
-			var b ipBlockModel
-			if e.object(in.IPBlock, &b) {
-				rule.IPBlock = &ipBlock{CIDR: e.str(b.CIDR), Except: e.strings(b.Except)}
-			}
-			p.Ingress = append(p.Ingress, rule)
-		}
-	}
-	var egress []egressModel
-	if e.list(m.AllowEgress, &egress) {
-		p.AllowEgress = make([]egressRule, 0, len(egress))
-		for _, eg := range egress {
-			p.AllowEgress = append(p.AllowEgress, egressRule{CIDR: e.str(eg.CIDR), Except: e.strings(eg.Except), Ports: e.ports(eg.Ports)})
-		}
-	}
-	return p, !e.unknown && !e.diags.HasError(), e.diags
-}
-
-func (e *expander) str(v types.String) string {
-	if v.IsUnknown() {
-		e.unknown = true
-	}
-	return v.ValueString()
-}
-
-func (e *expander) boolean(v types.Bool, def bool) bool {
-	switch {
-	case v.IsUnknown():
-		e.unknown = true
-		return def
-	case v.IsNull():
-		return def
-	}
-	return v.ValueBool()
-}
-
-// list reads a known, non-null list into target and reports whether it did.
-func (e *expander) list(v types.List, target any) bool {
-	if v.IsUnknown() {
-		e.unknown = true
-		return false
-	}
-	if v.IsNull() {
-		return false
-	}
-	e.diags.Append(v.ElementsAs(e.ctx, target, false)...)
-	return !e.diags.HasError()
-}
-
-func (e *expander) object(v types.Object, target any) bool {
-	if v.IsUnknown() {
-		e.unknown = true
-		return false
-	}
-	if v.IsNull() {
-		return false
-	}
-	e.diags.Append(v.As(e.ctx, target, basetypes.ObjectAsOptions{})...)
-	return !e.diags.HasError()
-}
-
-func (e *expander) strings(v types.List) []string {
-	var elems []types.String
-	if !e.list(v, &elems) {
-		return nil
-	}
-	out := make([]string, 0, len(elems))
-	for _, s := range elems {
-		out = append(out, e.str(s))
-	}
-	return out
-}
-
-func (e *expander) selector(v types.Object) *labelSelector {
-	var m selectorModel
-	if !e.object(v, &m) {
-		return nil
-	}
-	out := &labelSelector{}
-	if m.MatchLabels.IsUnknown() {
-		e.unknown = true
-	} else if !m.MatchLabels.IsNull() {
-		labels := map[string]types.String{}
-		e.diags.Append(m.MatchLabels.ElementsAs(e.ctx, &labels, false)...)
-		out.MatchLabels = map[string]string{}
-		for k, v := range labels {
-			out.MatchLabels[k] = e.str(v)
-		}
-	}
-	var reqs []requirementModel
-	if e.list(m.MatchExpressions, &reqs) {
-		out.MatchExpressions = make([]selectorRequirement, 0, len(reqs))
-		for _, r := range reqs {
-			out.MatchExpressions = append(out.MatchExpressions, selectorRequirement{
-				Key: e.str(r.Key), Operator: e.str(r.Operator), Values: e.strings(r.Values),
-			})
-		}
-	}
-	return out
-}
-
-func (e *expander) ports(v types.List) []port {
-	var ports []portModel
-	if !e.list(v, &ports) {
-		return nil
-	}
-	out := make([]port, 0, len(ports))
-	for _, pm := range ports {
-		p := port{Port: e.str(pm.Port), Protocol: e.str(pm.Protocol)}
-		if pm.EndPort.IsUnknown() {
-			e.unknown = true
-		} else if !pm.EndPort.IsNull() {
-			end := int32(pm.EndPort.ValueInt64()) // the schema bounds it to 1-65535
-			p.EndPort = &end
-		}
-		out = append(out, p)
-	}
-	return out
+	p.Intent, known, diags = m.Rules.Intent(ctx)
+	sel, selKnown, d := netrules.ExpandSelector(ctx, m.PodSelector)
+	diags.Append(d...)
+	p.PodSelector = sel
+	p.Template = m.Template.ValueString()
+	known = known && selKnown && !m.Template.IsUnknown() && !diags.HasError()
+	return p, known, diags
 }
 
 // setInputs writes p into the input attributes of m (import: the state
 // has only the identity until then).
 func (m *resourceModel) setInputs(ctx context.Context, p policy) diag.Diagnostics {
-	var diags diag.Diagnostics
 	m.Template = types.StringNull()
 	if p.Template != "" {
 		m.Template = types.StringValue(p.Template)
 	}
-	m.PodSelector = flattenSelector(ctx, p.PodSelector, &diags)
-	m.AllowDNS = types.BoolValue(p.AllowDNS)
-	m.AllowInternet = types.BoolValue(p.AllowInternet)
-	m.BlockMetadataServer = types.BoolValue(p.BlockMetadataServer)
-
-	ingress := make([]attr.Value, 0, len(p.Ingress))
-	for _, in := range p.Ingress {
-		block := types.ObjectNull(ipBlockType.AttrTypes)
-		if in.IPBlock != nil {
-			block = objectValue(ctx, ipBlockType, ipBlockModel{CIDR: types.StringValue(in.IPBlock.CIDR), Except: flattenStrings(ctx, in.IPBlock.Except, &diags)}, &diags)
-		}
-		ingress = append(ingress, objectValue(ctx, ingressType, ingressModel{
-			NamespaceSelector: flattenSelector(ctx, in.NamespaceSelector, &diags),
-			PodSelector:       flattenSelector(ctx, in.PodSelector, &diags),
-			IPBlock:           block,
-			Ports:             flattenPorts(ctx, in.Ports, &diags),
-		}, &diags))
-	}
-	m.Ingress = listValue(ingressType, ingress, p.Ingress == nil, &diags)
-
-	egress := make([]attr.Value, 0, len(p.AllowEgress))
-	for _, e := range p.AllowEgress {
-		egress = append(egress, objectValue(ctx, egressType, egressModel{
-			CIDR: types.StringValue(e.CIDR), Except: flattenStrings(ctx, e.Except, &diags), Ports: flattenPorts(ctx, e.Ports, &diags),
-		}, &diags))
-	}
-	m.AllowEgress = listValue(egressType, egress, p.AllowEgress == nil, &diags)
+	sel, diags := netrules.FlattenSelector(ctx, p.PodSelector)
+	m.PodSelector = sel
+	rules, d := netrules.Flatten(ctx, p.Intent)
+	diags.Append(d...)
+	m.Rules = rules
 	return diags
-}
-
-func flattenSelector(ctx context.Context, s *labelSelector, diags *diag.Diagnostics) types.Object {
-	if s == nil {
-		return types.ObjectNull(selectorType.AttrTypes)
-	}
-	labels := types.MapNull(types.StringType)
-	if s.MatchLabels != nil {
-		var d diag.Diagnostics
-		labels, d = types.MapValueFrom(ctx, types.StringType, s.MatchLabels)
-		diags.Append(d...)
-	}
-	reqs := make([]attr.Value, 0, len(s.MatchExpressions))
-	for _, r := range s.MatchExpressions {
-		reqs = append(reqs, objectValue(ctx, requirementType, requirementModel{
-			Key: types.StringValue(r.Key), Operator: types.StringValue(r.Operator), Values: flattenStrings(ctx, r.Values, diags),
-		}, diags))
-	}
-	return objectValue(ctx, selectorType, selectorModel{
-		MatchLabels:      labels,
-		MatchExpressions: listValue(requirementType, reqs, s.MatchExpressions == nil, diags),
-	}, diags)
-}
-
-func flattenPorts(ctx context.Context, ports []port, diags *diag.Diagnostics) types.List {
-	elems := make([]attr.Value, 0, len(ports))
-	for _, p := range ports {
-		pm := portModel{Port: types.StringNull(), EndPort: types.Int64Null(), Protocol: types.StringValue(p.Protocol)}
-		if p.Port != "" {
-			pm.Port = types.StringValue(p.Port)
-		}
-		if p.EndPort != nil {
-			pm.EndPort = types.Int64Value(int64(*p.EndPort))
-		}
-		elems = append(elems, objectValue(ctx, portType, pm, diags))
-	}
-	return listValue(portType, elems, ports == nil, diags)
-}
-
-func flattenStrings(ctx context.Context, s []string, diags *diag.Diagnostics) types.List {
-	if s == nil {
-		return types.ListNull(types.StringType)
-	}
-	l, d := types.ListValueFrom(ctx, types.StringType, s)
-	diags.Append(d...)
-	return l
-}
-
-func objectValue(ctx context.Context, t types.ObjectType, model any, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValueFrom(ctx, t.AttrTypes, model)
-	diags.Append(d...)
-	return o
-}
-
-func listValue(elem attr.Type, elems []attr.Value, null bool, diags *diag.Diagnostics) types.List {
-	if null {
-		return types.ListNull(elem)
-	}
-	l, d := types.ListValue(elem, elems)
-	diags.Append(d...)
-	return l
 }

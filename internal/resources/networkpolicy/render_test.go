@@ -8,8 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	networkingv1 "k8s.io/api/networking/v1"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 )
+
+// defaultIngress is the planned value of `ingress` when it is not set.
+func defaultIngress(t *testing.T) types.List {
+	r, diags := netrules.Flatten(t.Context(), netrules.Intent{Ingress: netrules.DefaultIngress()})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	return r.Ingress
+}
 
 // The rendering is the security contract of this resource, so these tests
 // spell out the JSON a policy must produce rather than re-deriving it.
@@ -42,7 +53,7 @@ func TestRenderDefaultDeny(t *testing.T) {
 	// No ingress entries, no egress allowed: the air-gapped policy. Both
 	// lists are present and empty, and both policy types are explicit, so
 	// that nothing depends on the server's defaulting.
-	got := mustRender(t, policy{PodSelector: &labelSelector{}, Ingress: []ingressRule{}, BlockMetadataServer: true})
+	got := mustRender(t, policy{PodSelector: &labelSelector{}, Intent: rules{Ingress: []ingressRule{}, BlockMetadataServer: true}})
 	sameJSON(t, got, `{
 	  "podSelector": {},
 	  "policyTypes": ["Ingress", "Egress"],
@@ -55,7 +66,7 @@ func TestRenderDefaultDeny(t *testing.T) {
 }
 
 func TestRenderTemplateSelectorAndDefaultIngress(t *testing.T) {
-	m := resourceModel{Ingress: defaultIngress()}
+	m := resourceModel{Rules: netrules.Rules{Ingress: defaultIngress(t)}}
 	p, known, diags := m.expand(t.Context())
 	if diags.HasError() || !known {
 		t.Fatalf("expand: known=%v %v", known, diags)
@@ -79,7 +90,7 @@ func TestRenderTemplateSelectorAndDefaultIngress(t *testing.T) {
 }
 
 func TestRenderDNS(t *testing.T) {
-	got := mustRender(t, policy{PodSelector: &labelSelector{}, Ingress: []ingressRule{}, AllowDNS: true, BlockMetadataServer: true})
+	got := mustRender(t, policy{PodSelector: &labelSelector{}, Intent: rules{Ingress: []ingressRule{}, AllowDNS: true, BlockMetadataServer: true}})
 	sameJSON(t, got, `{
 	  "podSelector": {},
 	  "policyTypes": ["Ingress", "Egress"],
@@ -113,7 +124,7 @@ func TestRenderInternetMatchesUpstreamDefault(t *testing.T) {
 	  }]
 	}`
 	for _, block := range []bool{true, false} {
-		sameJSON(t, mustRender(t, policy{PodSelector: &labelSelector{}, Ingress: []ingressRule{}, AllowInternet: true, BlockMetadataServer: block}), want)
+		sameJSON(t, mustRender(t, policy{PodSelector: &labelSelector{}, Intent: rules{Ingress: []ingressRule{}, AllowInternet: true, BlockMetadataServer: block}}), want)
 	}
 }
 
@@ -142,10 +153,10 @@ func TestRenderMetadataCarveOut(t *testing.T) {
 		{"v6 not blocking", "::/0", nil, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := policy{
-				PodSelector: &labelSelector{}, Ingress: []ingressRule{}, BlockMetadataServer: tc.block,
+			p := policy{PodSelector: &labelSelector{}, Intent: rules{
+				Ingress: []ingressRule{}, BlockMetadataServer: tc.block,
 				AllowEgress: []egressRule{{CIDR: tc.cidr, Except: tc.except, Ports: []port{{Port: "443", Protocol: "TCP"}}}},
-			}
+			}}
 			s := p.spec()
 			if len(s.Egress) != 1 || len(s.Egress[0].To) != 1 || s.Egress[0].To[0].IPBlock == nil {
 				t.Fatalf("egress = %+v", s.Egress)
@@ -168,10 +179,10 @@ func TestRenderMetadataCarveOut(t *testing.T) {
 func TestRenderMetadataCarveOutAppliesToEveryAllowedRange(t *testing.T) {
 	// A broad range in any position of the configuration is carved, DNS and
 	// internet included (where it is already covered).
-	p := policy{
-		PodSelector: &labelSelector{}, Ingress: []ingressRule{}, AllowDNS: true, AllowInternet: true, BlockMetadataServer: true,
+	p := policy{PodSelector: &labelSelector{}, Intent: rules{
+		Ingress: []ingressRule{}, AllowDNS: true, AllowInternet: true, BlockMetadataServer: true,
 		AllowEgress: []egressRule{{CIDR: "10.0.0.0/8"}, {CIDR: "128.0.0.0/1"}, {CIDR: "0.0.0.0/1"}, {CIDR: "::/1"}, {CIDR: "8000::/1"}},
-	}
+	}}
 	reachable := func(ip string) (open []string) {
 		for _, r := range p.spec().Egress {
 			for _, peer := range r.To {
@@ -199,15 +210,17 @@ func TestRenderIngressAndPorts(t *testing.T) {
 	p := policy{
 		PodSelector: &labelSelector{
 			MatchLabels:      map[string]string{"app.kubernetes.io/component": "execution-sandbox"},
-			MatchExpressions: []selectorRequirement{{Key: "tier", Operator: "In", Values: []string{"a", "b"}}, {Key: "legacy", Operator: "DoesNotExist"}},
+			MatchExpressions: []requirement{{Key: "tier", Operator: "In", Values: []string{"a", "b"}}, {Key: "legacy", Operator: "DoesNotExist"}},
 		},
-		Ingress: []ingressRule{
-			{NamespaceSelector: &labelSelector{MatchLabels: map[string]string{"team": "x"}}, Ports: []port{{Port: "http", Protocol: "TCP"}}},
-			{PodSelector: &labelSelector{}, Ports: []port{{Port: "8000", EndPort: &end, Protocol: "TCP"}, {Protocol: "UDP"}}},
-			{IPBlock: &ipBlock{CIDR: "203.0.113.0/24", Except: []string{"203.0.113.128/25"}}},
-			{Ports: []port{{Port: "9090", Protocol: "SCTP"}}},
+		Intent: rules{
+			Ingress: []ingressRule{
+				{NamespaceSelector: &labelSelector{MatchLabels: map[string]string{"team": "x"}}, Ports: []port{{Port: "http", Protocol: "TCP"}}},
+				{PodSelector: &labelSelector{}, Ports: []port{{Port: "8000", EndPort: &end, Protocol: "TCP"}, {Protocol: "UDP"}}},
+				{IPBlock: &netrules.IPBlock{CIDR: "203.0.113.0/24", Except: []string{"203.0.113.128/25"}}},
+				{Ports: []port{{Port: "9090", Protocol: "SCTP"}}},
+			},
+			BlockMetadataServer: true,
 		},
-		BlockMetadataServer: true,
 	}
 	sameJSON(t, mustRender(t, p), `{
 	  "podSelector": {
@@ -229,7 +242,7 @@ func TestLiveSpecMatchesRendered(t *testing.T) {
 	// What the API server returns for a default-deny policy: the empty
 	// lists are gone, numbers come back as int64. It must render exactly
 	// like the configuration, or every plan would show a diff.
-	p := policy{Template: "t", Ingress: []ingressRule{{Ports: []port{{Port: "8888", Protocol: "TCP"}}}}, BlockMetadataServer: true}
+	p := policy{Template: "t", Intent: rules{Ingress: []ingressRule{{Ports: []port{{Port: "8888", Protocol: "TCP"}}}}, BlockMetadataServer: true}}
 	live := map[string]any{"spec": map[string]any{
 		"podSelector": map[string]any{"matchLabels": map[string]any{"agents.x-k8s.io/sandbox-template-ref-hash": templateSelector("t")["agents.x-k8s.io/sandbox-template-ref-hash"]}},
 		"policyTypes": []any{"Ingress", "Egress"},
@@ -249,20 +262,6 @@ func TestLiveSpecMatchesRendered(t *testing.T) {
 	// No spec at all (never written by us) is not an error.
 	if _, err := liveSpec(map[string]any{}); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestSpecContentKeepsEmptyRuleLists(t *testing.T) {
-	// The explicit empty lists are what lets server-side apply remove rules
-	// added out of band (see specContent).
-	m, err := specContent(networkingv1.NetworkPolicySpec{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"ingress", "egress"} {
-		if l, ok := m[k].([]any); !ok || len(l) != 0 {
-			t.Errorf("%s = %#v, want []", k, m[k])
-		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
@@ -232,7 +233,7 @@ func build(ctx context.Context, plan resourceModel) (*unstructured.Unstructured,
 	}
 	obj := Kind.New()
 	diags.Append(plan.Expand(ctx, obj)...)
-	spec, err := specContent(p.spec())
+	spec, err := netrules.SpecContent(p.spec())
 	if err != nil {
 		diags.AddError("Cannot render the network policy", err.Error())
 		return nil, diags

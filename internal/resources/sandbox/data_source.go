@@ -8,10 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 )
 
 var _ datasource.DataSourceWithConfigure = (*sandboxDataSource)(nil)
@@ -58,7 +58,7 @@ func (d *sandboxDataSource) Metadata(_ context.Context, req datasource.MetadataR
 func (d *sandboxDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := object.DataSourceMetadataAttributes("Sandbox")
 	attrs["pod_template"] = podtemplate.DataSourceAttribute()
-	attrs["volume_claim_templates"] = sandboxtemplate.VolumeClaimTemplatesDataSourceAttribute()
+	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
 	str := func(d string) schema.StringAttribute {
 		return schema.StringAttribute{Computed: true, MarkdownDescription: d}
 	}
@@ -112,8 +112,8 @@ func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		resp.Diagnostics.AddError("Cannot read the Sandbox", err.Error())
 		return
 	}
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = sandboxtemplate.FlattenBlueprint(ctx, sb.Spec.SandboxBlueprint,
-		podtemplate.Null(), types.ListNull(sandboxtemplate.VolumeClaimTemplateType))
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
+		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
 	resp.Diagnostics.Append(diags...)
 	m.OperatingMode = orDefault(string(sb.Spec.OperatingMode), "Running")
 	m.ShutdownTime = flattenTime(sb.Spec.ShutdownTime, types.StringNull())

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
@@ -37,7 +37,7 @@ type resourceModel struct {
 
 // build is the object the plan describes.
 func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
-	bp, diags := sandboxtemplate.ExpandBlueprint(ctx, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
+	bp, diags := blueprint.Expand(ctx, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -56,7 +56,7 @@ func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, d
 		mt := metav1.NewTime(t)
 		spec.ShutdownTime = &mt
 	}
-	content, err := sandboxtemplate.Content(spec)
+	content, err := blueprint.Content(spec)
 	if err != nil {
 		diags.AddError("Cannot build the Sandbox", err.Error())
 		return nil, diags
@@ -88,7 +88,7 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 		return diags
 	}
 	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = sandboxtemplate.FlattenBlueprint(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
 	diags.Append(d...)
 	m.OperatingMode = orDefault(string(sb.Spec.OperatingMode), string(agentsv1beta1.OperatingModeRunning))
 	policy := ""

@@ -13,11 +13,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
@@ -82,10 +82,10 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	names, known := sandboxtemplate.ClaimTemplateNames(ctx, m.VolumeClaimTemplates)
+	names, known := blueprint.ClaimTemplateNames(ctx, m.VolumeClaimTemplates)
 	resp.Diagnostics.Append(podtemplate.Validate(ctx, path.Root("pod_template"), m.PodTemplate,
 		podtemplate.Options{ClaimTemplateNames: names, SkipVolumeMountCheck: !known})...)
-	resp.Diagnostics.Append(sandboxtemplate.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
+	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
 }
 
 // ModifyPlan says at plan time what the API will do with the change, from

@@ -13,9 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -34,18 +34,18 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		"annotations at once, and the rest the next time the controller creates it (after a suspend and resume), which " +
 		"the plan points out."
 	attrs["pod_template"] = pt
-	vct := sandboxtemplate.VolumeClaimTemplatesAttribute("PersistentVolumeClaims created for the sandbox, named " +
+	vct := blueprint.VolumeClaimTemplatesAttribute("PersistentVolumeClaims created for the sandbox, named " +
 		"`<template name>-<sandbox>`, kept while it is suspended and deleted with it. The API makes them immutable, so " +
 		"any change replaces the sandbox (and its volumes). Omit the attribute for none.")
 	vct.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplaceIf(
 		func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
-			resp.RequiresReplace = sandboxtemplate.VolumeClaimTemplatesChanged(ctx, req.StateValue, req.PlanValue)
+			resp.RequiresReplace = blueprint.VolumeClaimTemplatesChanged(ctx, req.StateValue, req.PlanValue)
 		},
 		"Changing the claims replaces the sandbox (the API makes them immutable).",
 		"Changing the claims replaces the sandbox (the API makes them immutable).",
 	)}
 	attrs["volume_claim_templates"] = vct
-	attrs["service"] = sandboxtemplate.ServiceAttribute("the sandbox should")
+	attrs["service"] = blueprint.ServiceAttribute("the sandbox should")
 	attrs["operating_mode"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
@@ -48,7 +49,7 @@ func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 	pt := podtemplate.DataSourceAttribute()
 	pt.MarkdownDescription = "The pod of the sandboxes made from the template (same attributes as the resource's `pod_template`)."
 	attrs["pod_template"] = pt
-	attrs["volume_claim_templates"] = VolumeClaimTemplatesDataSourceAttribute()
+	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
 	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether sandboxes get a headless Service."}
 	attrs["network_policy_management"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Managed` or `Unmanaged`."}
 	attrs["network_policy_name"] = schema.StringAttribute{
@@ -95,7 +96,7 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
 		return
 	}
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = FlattenBlueprint(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(VolumeClaimTemplateType))
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
 	resp.Diagnostics.Append(diags...)
 	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
 	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))

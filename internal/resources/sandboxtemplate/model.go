@@ -2,7 +2,6 @@ package sandboxtemplate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -12,10 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
@@ -33,57 +31,10 @@ type resourceModel struct {
 	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
 }
 
-// ExpandBlueprint builds the blueprint shared by templates and sandboxes
-// from planned values (every value known).
-func ExpandBlueprint(ctx context.Context, podTemplate types.Object, claims types.List, service types.Bool) (agentsv1beta1.SandboxBlueprint, diag.Diagnostics) {
-	var b agentsv1beta1.SandboxBlueprint
-	pt, diags := podtemplate.Expand(ctx, podTemplate)
-	if diags.HasError() {
-		return b, diags
-	}
-	b.PodTemplate = pt
-	vcts, d := ExpandVolumeClaimTemplates(ctx, claims)
-	diags.Append(d...)
-	b.VolumeClaimTemplates = vcts
-	// Always sent, false included: the provider then owns the field, and a
-	// Service switched on out of band is switched off again.
-	s := service.ValueBool()
-	b.Service = &s
-	return b, diags
-}
-
-// FlattenBlueprint reads the blueprint of a live object back into the
-// attribute values; the priors (null on import and in data sources) only
-// decide spelling.
-func FlattenBlueprint(ctx context.Context, live agentsv1beta1.SandboxBlueprint, priorPod types.Object, priorClaims types.List) (pod types.Object, claims types.List, service types.Bool, diags diag.Diagnostics) {
-	pod, diags = podtemplate.Flatten(ctx, live.PodTemplate, priorPod)
-	claims, d := FlattenVolumeClaimTemplates(ctx, live.VolumeClaimTemplates, priorClaims)
-	diags.Append(d...)
-	// Unset and false both mean "no Service created"; the attribute's
-	// default is false, so unset reads as false rather than as drift.
-	service = types.BoolValue(live.Service != nil && *live.Service)
-	return pod, claims, service, diags
-}
-
-// Content converts a typed API value into the unstructured form sent to the
-// API server: the JSON encoding, so omitempty decides what is left out
-// exactly as it does for any Go client.
-func Content(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // rules decodes the network_policy object; ok is false when it is null or
 // unknown.
-func rules(ctx context.Context, o types.Object, diags *diag.Diagnostics) (networkpolicy.Rules, bool) {
-	var r networkpolicy.Rules
+func rules(ctx context.Context, o types.Object, diags *diag.Diagnostics) (netrules.Rules, bool) {
+	var r netrules.Rules
 	if o.IsNull() || o.IsUnknown() {
 		return r, false
 	}
@@ -108,7 +59,7 @@ func renderedRules(ctx context.Context, o types.Object) (types.String, diag.Diag
 	if !known || diags.HasError() {
 		return types.StringUnknown(), diags
 	}
-	s, err := networkpolicy.RulesJSON(in, eg)
+	s, err := netrules.JSON(in, eg)
 	if err != nil {
 		diags.AddError("Cannot render the network policy rules", err.Error())
 		return types.StringUnknown(), diags
@@ -118,11 +69,11 @@ func renderedRules(ctx context.Context, o types.Object) (types.String, diag.Diag
 
 // build is the object the plan describes.
 func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
-	bp, diags := ExpandBlueprint(ctx, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
+	bp, diags := blueprint.Expand(ctx, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
 	if diags.HasError() {
 		return nil, diags
 	}
-	spec, err := Content(extv1beta1.SandboxTemplateSpec{
+	spec, err := blueprint.Content(extv1beta1.SandboxTemplateSpec{
 		SandboxBlueprint:           bp,
 		NetworkPolicyManagement:    extv1beta1.NetworkPolicyManagement(m.NetworkPolicyManagement.ValueString()),
 		EnvVarsInjectionPolicy:     extv1beta1.EnvVarsInjectionPolicy(m.EnvVarsInjectionPolicy.ValueString()),
@@ -142,10 +93,10 @@ func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, d
 		if diags.HasError() {
 			return nil, diags
 		}
-		// Both lists always, [] included (RulesContent): the typed struct's
+		// Both lists always, [] included (netrules.Content): the typed struct's
 		// omitempty would drop an empty list, and with it the provider's
 		// ownership of "no rules".
-		np, err := networkpolicy.RulesContent(in, eg)
+		np, err := netrules.Content(in, eg)
 		if err != nil {
 			diags.AddError("Cannot render the network policy rules", err.Error())
 			return nil, diags
@@ -172,7 +123,7 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 		return diags
 	}
 	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = FlattenBlueprint(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
 	diags.Append(d...)
 	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
 	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
@@ -194,28 +145,32 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 // when absent) and, when decode is set, the network_policy value that
 // renders it.
 func liveNetworkPolicy(ctx context.Context, live *unstructured.Unstructured, decode bool) (types.String, types.Object, error) {
-	null := types.ObjectNull(networkpolicy.RulesAttrTypes())
+	null := types.ObjectNull(netrules.AttrTypes())
 	raw, found, _ := unstructured.NestedMap(live.Object, "spec", "networkPolicy")
 	if !found {
 		return types.StringNull(), null, nil
 	}
-	in, eg, err := networkpolicy.LiveRules(raw)
+	in, eg, err := netrules.Live(raw)
 	if err != nil {
 		return types.StringNull(), null, err
 	}
-	s, err := networkpolicy.RulesJSON(in, eg)
+	s, err := netrules.JSON(in, eg)
 	if err != nil {
 		return types.StringNull(), null, err
 	}
 	if !decode {
 		return types.StringValue(s), null, nil
 	}
-	r, err := networkpolicy.DecodeRules(ctx, in, eg)
+	intent, err := netrules.Decode(in, eg)
 	if err != nil {
 		return types.StringNull(), null, fmt.Errorf("the rules cannot be expressed with network_policy: %w. Manage the "+
 			"template's isolation with agentsandbox_network_policy and network_policy_management = \"Unmanaged\" instead", err)
 	}
-	o, d := types.ObjectValueFrom(ctx, networkpolicy.RulesAttrTypes(), r)
+	r, d := netrules.Flatten(ctx, intent)
+	if d.HasError() {
+		return types.StringNull(), null, fmt.Errorf("%v", d)
+	}
+	o, d := types.ObjectValueFrom(ctx, netrules.AttrTypes(), r)
 	if d.HasError() {
 		return types.StringNull(), null, fmt.Errorf("%v", d)
 	}

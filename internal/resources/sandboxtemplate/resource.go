@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
@@ -78,7 +79,7 @@ func (r *templateResource) ValidateConfig(ctx context.Context, req resource.Vali
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	names, known := ClaimTemplateNames(ctx, m.VolumeClaimTemplates)
+	names, known := blueprint.ClaimTemplateNames(ctx, m.VolumeClaimTemplates)
 	opts := podtemplate.Options{ClaimTemplateNames: names, SkipVolumeMountCheck: !known}
 	// A claim may bring claim templates of its own when the policy lets it,
 	// and its sandbox's pod may then mount names the template cannot know.
@@ -87,7 +88,7 @@ func (r *templateResource) ValidateConfig(ctx context.Context, req resource.Vali
 		opts.SkipVolumeMountCheck = true
 	}
 	resp.Diagnostics.Append(podtemplate.Validate(ctx, path.Root("pod_template"), m.PodTemplate, opts)...)
-	resp.Diagnostics.Append(ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
+	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
 
 	if !m.NetworkPolicy.IsNull() && m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyUnmanaged) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("network_policy"), "Network policy rules without effect",

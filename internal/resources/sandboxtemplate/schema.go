@@ -7,13 +7,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
@@ -25,18 +25,6 @@ var (
 	vctPolicyValues  = []string{string(extv1beta1.VolumeClaimTemplatesDisallowed), string(extv1beta1.VolumeClaimTemplatesAllowed), string(extv1beta1.VolumeClaimTemplatesOverrides)}
 )
 
-// ServiceAttribute is `service`, shared with agentsandbox_sandbox.
-func ServiceAttribute(what string) schema.BoolAttribute {
-	return schema.BoolAttribute{
-		Optional: true,
-		Computed: true,
-		Default:  booldefault.StaticBool(false),
-		MarkdownDescription: fmt.Sprintf("Whether %s get a headless Service named like the sandbox, which gives "+
-			"the sandbox a stable DNS name (`<sandbox>.<namespace>.svc.<cluster domain>`). Defaults to `false`: no "+
-			"Service, and one that exists is removed.", what),
-	}
-}
-
 func resourceSchema(ctx context.Context) schema.Schema {
 	attrs := object.MetadataAttributes("SandboxTemplate")
 	pt := podtemplate.Attribute()
@@ -44,9 +32,9 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		"hardened subset of the PodSpec. Security-relevant fields default to the hardened value (visible in the plan), " +
 		"and loosening one produces a plan-time warning naming the risk."
 	attrs["pod_template"] = pt
-	attrs["volume_claim_templates"] = VolumeClaimTemplatesAttribute("PersistentVolumeClaims created for each sandbox " +
+	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesAttribute("PersistentVolumeClaims created for each sandbox " +
 		"made from this template, kept while the sandbox is suspended and deleted with it. Omit the attribute for none.")
-	attrs["service"] = ServiceAttribute("sandboxes made from this template")
+	attrs["service"] = blueprint.ServiceAttribute("sandboxes made from this template")
 	attrs["network_policy"] = schema.SingleNestedAttribute{
 		Optional: true,
 		MarkdownDescription: "Custom rules for the NetworkPolicy the controller manages for this template (with " +
@@ -55,7 +43,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"the metadata server blocked). Leave the whole attribute unset for the controller's own default, which allows " +
 			"egress to the public internet (private, link-local and cluster DNS addresses blocked) and makes sandboxes " +
 			"without a `dns_policy` use public resolvers.",
-		Attributes: networkpolicy.RuleAttributes(),
+		Attributes: netrules.Attributes(),
 	}
 	attrs["network_policy_management"] = schema.StringAttribute{
 		Optional: true,

@@ -1,4 +1,4 @@
-package sandboxtemplate
+package blueprint
 
 import (
 	"context"
@@ -24,11 +24,9 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
-// The sandbox blueprint is shared by SandboxTemplate and Sandbox: a pod
-// template (package podtemplate), volume claim templates and the service
-// switch. This file holds the volume claim templates, which
-// agentsandbox_sandbox uses too (with RequiresReplace, the API makes them
-// immutable on a Sandbox).
+// This file holds volume_claim_templates: agentsandbox_sandbox_template
+// uses them as they are, agentsandbox_sandbox with RequiresReplace (the API
+// makes them immutable on a Sandbox).
 
 // Access modes a PVC may ask for.
 var accessModes = []string{"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}

@@ -1,4 +1,4 @@
-package sandboxtemplate
+package blueprint
 
 import (
 	"context"
@@ -10,9 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
@@ -126,68 +124,17 @@ func TestSameQuantityKeepsThePriorSpelling(t *testing.T) {
 	}
 }
 
-func TestBlueprintServiceReadsUnsetAsFalse(t *testing.T) {
+func ptr[T any](v T) *T { return &v }
+
+func TestServiceReadsUnsetAsFalse(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		live *bool
 		want bool
 	}{{nil, false}, {ptr(false), false}, {ptr(true), true}} {
-		_, _, got, _ := FlattenBlueprint(ctx, agentsv1beta1.SandboxBlueprint{Service: tc.live}, types.ObjectNull(nil), types.ListNull(VolumeClaimTemplateType))
+		_, _, got, _ := Flatten(ctx, agentsv1beta1.SandboxBlueprint{Service: tc.live}, types.ObjectNull(nil), types.ListNull(VolumeClaimTemplateType))
 		if got.ValueBool() != tc.want {
 			t.Errorf("service %v read as %v", tc.live, got)
 		}
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// TestNetworkPolicyRulesRoundTrip: what the template sends as
-// spec.networkPolicy reads back as the same rendering, and import decodes
-// it into the configured attributes.
-func TestNetworkPolicyRulesRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	ingress, _ := types.ListValueFrom(ctx, networkpolicy.RulesAttrTypes()["ingress"].(types.ListType).ElemType, []attr.Value{})
-	cfg := types.ObjectValueMust(networkpolicy.RulesAttrTypes(), map[string]attr.Value{
-		"ingress":               ingress,
-		"allow_dns":             types.BoolValue(true),
-		"allow_internet":        types.BoolValue(false),
-		"allow_egress":          types.ListNull(networkpolicy.RulesAttrTypes()["allow_egress"].(types.ListType).ElemType),
-		"block_metadata_server": types.BoolValue(true),
-	})
-	rendered, diags := renderedRules(ctx, cfg)
-	if diags.HasError() {
-		t.Fatal(diags)
-	}
-	r, ok := rules(ctx, cfg, &diags)
-	if !ok {
-		t.Fatal("rules not decoded")
-	}
-	in, eg, known, _ := r.Render(ctx)
-	content, err := networkpolicy.RulesContent(in, eg)
-	if err != nil || !known {
-		t.Fatal(err, known)
-	}
-	// ingress [] is sent as [], so the provider owns "no ingress".
-	if l, ok := content["ingress"].([]any); !ok || len(l) != 0 {
-		t.Errorf("ingress = %#v, want []", content["ingress"])
-	}
-	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"networkPolicy": map[string]any{
-		// The API server may drop the empty list.
-		"egress": content["egress"],
-	}}}}
-	got, decoded, err := liveNetworkPolicy(ctx, live, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.ValueString() != rendered.ValueString() {
-		t.Errorf("live rendering\n%s\nwant\n%s", got.ValueString(), rendered.ValueString())
-	}
-	if !decoded.Equal(cfg) {
-		t.Errorf("decoded %v, want %v", decoded, cfg)
-	}
-	// No networkPolicy: null, the controller's default.
-	got, _, _ = liveNetworkPolicy(ctx, &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}, true)
-	if !got.IsNull() {
-		t.Errorf("rendered = %v, want null", got)
 	}
 }

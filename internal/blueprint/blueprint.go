@@ -1,0 +1,74 @@
+package blueprint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+)
+
+// ServiceAttribute is `service`; what gets the Service is described by the
+// caller (what).
+func ServiceAttribute(what string) schema.BoolAttribute {
+	return schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(false),
+		MarkdownDescription: fmt.Sprintf("Whether %s get a headless Service named like the sandbox, which gives "+
+			"the sandbox a stable DNS name (`<sandbox>.<namespace>.svc.<cluster domain>`). Defaults to `false`: no "+
+			"Service, and one that exists is removed.", what),
+	}
+}
+
+// Expand builds the blueprint from planned values (every value known).
+func Expand(ctx context.Context, podTemplate types.Object, claims types.List, service types.Bool) (agentsv1beta1.SandboxBlueprint, diag.Diagnostics) {
+	var b agentsv1beta1.SandboxBlueprint
+	pt, diags := podtemplate.Expand(ctx, podTemplate)
+	if diags.HasError() {
+		return b, diags
+	}
+	b.PodTemplate = pt
+	vcts, d := ExpandVolumeClaimTemplates(ctx, claims)
+	diags.Append(d...)
+	b.VolumeClaimTemplates = vcts
+	// Always sent, false included: the provider then owns the field, and a
+	// Service switched on out of band is switched off again.
+	s := service.ValueBool()
+	b.Service = &s
+	return b, diags
+}
+
+// Flatten reads the blueprint of a live object back into the attribute
+// values; the priors (null on import and in data sources) only decide
+// spelling.
+func Flatten(ctx context.Context, live agentsv1beta1.SandboxBlueprint, priorPod types.Object, priorClaims types.List) (pod types.Object, claims types.List, service types.Bool, diags diag.Diagnostics) {
+	pod, diags = podtemplate.Flatten(ctx, live.PodTemplate, priorPod)
+	claims, d := FlattenVolumeClaimTemplates(ctx, live.VolumeClaimTemplates, priorClaims)
+	diags.Append(d...)
+	// Unset and false both mean "no Service created"; the attribute's
+	// default is false, so unset reads as false rather than as drift.
+	service = types.BoolValue(live.Service != nil && *live.Service)
+	return pod, claims, service, diags
+}
+
+// Content converts a typed API value (a spec that holds a blueprint) into
+// the unstructured form sent to the API server: the JSON encoding, so
+// omitempty decides what is left out exactly as it does for any Go client.
+func Content(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,418 @@
+package netrules
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
+)
+
+// Attributes returns the attributes that say who may connect to the
+// selected pods and what they may reach: ingress, allow_dns,
+// allow_internet, allow_egress and block_metadata_server.
+// agentsandbox_network_policy uses them at the top level;
+// agentsandbox_sandbox_template nests them in its network_policy, so the
+// two spell isolation the same way and render it through the same code
+// (see Rules).
+func Attributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"ingress": schema.ListNestedAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: fmt.Sprintf("Who may connect to the selected pods; each entry admits one kind of source "+
+				"on its `ports`, and traffic matching any entry is allowed. Defaults to the sandbox router only: pods labelled "+
+				"`app=sandbox-router` in namespace `%s` (as upstream's managed policy), on TCP port %s (the router's default "+
+				"`X-Sandbox-Port`). `[]` denies all ingress.", routerNamespace, routerPort),
+			Default:      listdefault.StaticValue(defaultIngress()),
+			NestedObject: ingressObject(),
+		},
+		"allow_dns": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: fmt.Sprintf("Allow cluster DNS on port %s over UDP and TCP: the kube-dns/CoreDNS pods "+
+				"(`k8s-app=kube-dns` in `%s`) and NodeLocal DNSCache at `%s`. Defaults to `false`: with egress denied, "+
+				"names do not resolve unless the pod uses resolvers it can reach (upstream's managed policy blocks cluster "+
+				"DNS on purpose, so that code cannot enumerate internal services).",
+				dnsPort, dnsNamespace, dnsNodeLocalIP),
+		},
+		"allow_internet": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: fmt.Sprintf("Allow egress to the public internet on every port: `%s` except `%s`, and `%s` "+
+				"except `%s` (upstream's managed default: private, link-local and IPv6 unique-local ranges stay blocked). "+
+				"Defaults to `false`.", internetV4.CIDR, strings.Join(internetV4.Except, "`, `"), internetV6.CIDR,
+				strings.Join(internetV6.Except, "`, `")),
+		},
+		"allow_egress": schema.ListNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "Further destinations the selected pods may reach, one IP range per entry. Egress not " +
+				"allowed by `allow_dns`, `allow_internet` or an entry here is denied.",
+			NestedObject: egressObject(),
+		},
+		"block_metadata_server": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(true),
+			MarkdownDescription: fmt.Sprintf("Keep the cloud metadata server (`%s`, `%s`) unreachable: it is added to the "+
+				"`except` list of every allowed range that contains it, and an `allow_egress` entry for exactly that "+
+				"address is refused. Set to `false` only to let sandboxes fetch credentials from it (e.g. Workload "+
+				"Identity), together with an explicit `allow_egress` entry. Defaults to `true`.",
+				metadataServers[0], metadataServers[1]),
+		},
+	}
+}
+
+// SelectorAttribute is a Kubernetes label selector (model: Selector,
+// ExpandSelector, FlattenSelector). Keys may be under agents.x-k8s.io/:
+// selecting on the controller's labels is fine, only setting them is not.
+func SelectorAttribute(description string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: description + " Requirements are ANDed.",
+		Attributes: map[string]schema.Attribute{
+			"match_labels": schema.MapAttribute{
+				Optional:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Labels a pod or namespace must carry, key and value.",
+				Validators:          []validator.Map{validators.Labels()},
+			},
+			"match_expressions": schema.ListNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Set-based requirements.",
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"key": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "Label key.",
+							Validators:          []validator.String{validators.QualifiedName()},
+						},
+						"operator": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "One of `In`, `NotIn`, `Exists`, `DoesNotExist`.",
+							Validators:          []validator.String{stringvalidator.OneOf(operators...)},
+						},
+						"values": schema.ListAttribute{
+							Optional:    true,
+							ElementType: types.StringType,
+							MarkdownDescription: "Label values: at least one for `In` and `NotIn`, none for `Exists` and " +
+								"`DoesNotExist`.",
+							Validators: []validator.List{listvalidator.ValueStringsAre(validators.LabelValue())},
+						},
+					},
+					Validators: []validator.Object{requirementValidator{}},
+				},
+			},
+		},
+	}
+}
+
+var operators = []string{"In", "NotIn", "Exists", "DoesNotExist"}
+
+func ingressObject() schema.NestedAttributeObject {
+	ns := SelectorAttribute("Namespaces the source pods may be in (`{}`: any namespace). With `pod_selector`, " +
+		"both must match; alone, every pod of the matching namespaces is admitted.")
+	pods := SelectorAttribute("Source pods (in this policy's namespace unless `namespace_selector` is set).")
+	block := ipBlockAttribute("Source IP range, for traffic from outside the cluster. Cannot be combined with the selectors.")
+	// Kubernetes allows an ipBlock peer only on its own.
+	block.Validators = append(block.Validators, objectvalidator.ConflictsWith(
+		path.MatchRelative().AtParent().AtName("namespace_selector"),
+		path.MatchRelative().AtParent().AtName("pod_selector"),
+	))
+	return schema.NestedAttributeObject{
+		Attributes: map[string]schema.Attribute{
+			"namespace_selector": ns,
+			"pod_selector":       pods,
+			"ip_block":           block,
+			"ports":              portsAttribute("Destination ports on the selected pods. Unset: every port."),
+		},
+	}
+}
+
+func ipBlockAttribute(description string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: description,
+		Attributes: map[string]schema.Attribute{
+			"cidr":   cidrAttribute(),
+			"except": exceptAttribute(),
+		},
+		Validators: []validator.Object{exceptValidator{}},
+	}
+}
+
+func egressObject() schema.NestedAttributeObject {
+	return schema.NestedAttributeObject{
+		Attributes: map[string]schema.Attribute{
+			"cidr":   cidrAttribute(),
+			"except": exceptAttribute(),
+			"ports":  portsAttribute("Destination ports. Unset: every port."),
+		},
+		Validators: []validator.Object{exceptValidator{}, metadataValidator{}},
+	}
+}
+
+func cidrAttribute() schema.StringAttribute {
+	return schema.StringAttribute{
+		Required:            true,
+		MarkdownDescription: "IPv4 or IPv6 range in canonical form, e.g. `10.0.0.0/8` or `2001:db8::/32`.",
+		Validators:          []validator.String{validators.CIDR()},
+	}
+}
+
+func exceptAttribute() schema.ListAttribute {
+	return schema.ListAttribute{
+		Optional:            true,
+		ElementType:         types.StringType,
+		MarkdownDescription: "Ranges inside `cidr` to leave out, each strictly smaller than `cidr`.",
+		Validators:          []validator.List{listvalidator.ValueStringsAre(validators.CIDR())},
+	}
+}
+
+func portsAttribute(description string) schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: description,
+		NestedObject: schema.NestedAttributeObject{
+			Attributes: map[string]schema.Attribute{
+				"port": schema.StringAttribute{
+					Optional: true,
+					MarkdownDescription: "Port number (1-65535) or a named container port (IANA service name such as " +
+						"`http`). Unset: every port of `protocol`.",
+					Validators: []validator.String{validators.Port()},
+				},
+				"end_port": schema.Int64Attribute{
+					Optional:            true,
+					MarkdownDescription: "Last port of a range starting at `port`, which must then be a number.",
+					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
+				},
+				"protocol": schema.StringAttribute{
+					Optional:            true,
+					Computed:            true,
+					Default:             stringdefault.StaticString(defaultProtocol),
+					MarkdownDescription: "`TCP`, `UDP` or `SCTP`. Defaults to `TCP`.",
+					Validators:          []validator.String{validators.Protocol()},
+				},
+			},
+			Validators: []validator.Object{portRangeValidator{}},
+		},
+	}
+}
+
+// DefaultIngress is what `ingress` admits when it is not set: the sandbox
+// router, on its default port.
+func DefaultIngress() []IngressRule {
+	return []IngressRule{{
+		NamespaceSelector: &Selector{MatchLabels: map[string]string{namespaceNameLabel: routerNamespace}},
+		PodSelector:       &Selector{MatchLabels: copyMap(routerLabels)},
+		Ports:             []Port{{Port: routerPort, Protocol: defaultProtocol}},
+	}}
+}
+
+// defaultIngress is the value of `ingress` when it is not set.
+func defaultIngress() types.List {
+	r, diags := Flatten(context.Background(), Intent{Ingress: DefaultIngress()})
+	if diags.HasError() {
+		// Built from constants; a failure is a programming error caught by
+		// every test that loads the schema.
+		panic(fmt.Sprintf("default ingress: %v", diags))
+	}
+	return r.Ingress
+}
+
+// Object validators for the rules that involve more than one attribute.
+// Each reports at the attribute to fix and skips values not known yet.
+
+// exceptValidator: every except range is strictly inside cidr, as the API
+// server requires (and as "except" means).
+type exceptValidator struct{}
+
+func (exceptValidator) Description(context.Context) string {
+	return "every except range must lie strictly inside cidr"
+}
+func (v exceptValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (exceptValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	attrs, ok := knownAttrs(req.ConfigValue)
+	if !ok {
+		return
+	}
+	cidrStr, ok := knownString(attrs["cidr"])
+	if !ok {
+		return
+	}
+	cidr, err := validators.ParseCIDR(cidrStr)
+	if err != nil {
+		return // reported by the cidr attribute
+	}
+	except, ok := attrs["except"].(types.List)
+	if !ok || except.IsNull() || except.IsUnknown() {
+		return
+	}
+	for i, el := range except.Elements() {
+		s, ok := knownString(el)
+		if !ok {
+			continue
+		}
+		e, err := validators.ParseCIDR(s)
+		if err != nil {
+			continue
+		}
+		if e.Addr().Is4() != cidr.Addr().Is4() || e.Bits() <= cidr.Bits() || !cidr.Contains(e.Addr()) {
+			resp.Diagnostics.AddAttributeError(req.Path.AtName("except").AtListIndex(i), "Except range outside cidr",
+				fmt.Sprintf("%s is not strictly inside %s: an except range must be a smaller part of cidr (Kubernetes "+
+					"refuses anything else). Remove it, or widen cidr.", s, cidrStr))
+		}
+	}
+}
+
+// metadataValidator refuses an allow_egress entry whose whole range is a
+// metadata server while block_metadata_server is on: there is nothing to
+// carve out of it, so honouring it would open exactly what blocking closes.
+type metadataValidator struct{}
+
+func (metadataValidator) Description(context.Context) string {
+	return "cidr may not be the metadata server while block_metadata_server is true"
+}
+func (v metadataValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (metadataValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	attrs, ok := knownAttrs(req.ConfigValue)
+	if !ok {
+		return
+	}
+	cidrStr, ok := knownString(attrs["cidr"])
+	if !ok {
+		return
+	}
+	cidr, err := netip.ParsePrefix(cidrStr)
+	if err != nil {
+		return
+	}
+	var block types.Bool
+	// The sibling of allow_egress, wherever the rules are nested.
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, req.Path.ParentPath().ParentPath().AtName("block_metadata_server"), &block)...)
+	if block.IsUnknown() || (!block.IsNull() && !block.ValueBool()) {
+		return
+	}
+	for _, m := range metadataServers {
+		if cidr.Addr().Is4() == m.Addr().Is4() && cidr.Bits() >= m.Bits() && m.Contains(cidr.Addr()) {
+			resp.Diagnostics.AddAttributeError(req.Path.AtName("cidr"), "Metadata server allowed while blocked",
+				fmt.Sprintf("%s is the cloud metadata server, which hands out the node's or workload's credentials, and "+
+					"block_metadata_server is true. To let sandboxes reach it on purpose (e.g. for Workload Identity), "+
+					"set block_metadata_server = false and keep this entry narrow (one address, one port).", cidrStr))
+		}
+	}
+}
+
+// portRangeValidator: end_port needs a numeric port no greater than it.
+type portRangeValidator struct{}
+
+func (portRangeValidator) Description(context.Context) string {
+	return "end_port requires a numeric port no greater than end_port"
+}
+func (v portRangeValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (portRangeValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	attrs, ok := knownAttrs(req.ConfigValue)
+	if !ok {
+		return
+	}
+	end, ok := attrs["end_port"].(types.Int64)
+	if !ok || end.IsNull() || end.IsUnknown() {
+		return
+	}
+	portVal, _ := attrs["port"].(types.String)
+	if portVal.IsUnknown() {
+		return
+	}
+	if portVal.IsNull() {
+		resp.Diagnostics.AddAttributeError(req.Path.AtName("end_port"), "end_port without port",
+			"end_port ends a range that starts at port; set port to the first port of the range.")
+		return
+	}
+	num, name, err := validators.ParsePort(portVal.ValueString())
+	switch {
+	case err != nil:
+		return // reported by the port attribute
+	case name != "":
+		resp.Diagnostics.AddAttributeError(req.Path.AtName("end_port"), "end_port with a named port",
+			fmt.Sprintf("A range needs a numeric start, but port is the name %q. Use a port number, or drop end_port.", name))
+	case end.ValueInt64() < int64(num):
+		resp.Diagnostics.AddAttributeError(req.Path.AtName("end_port"), "end_port before port",
+			fmt.Sprintf("end_port %d is lower than port %d; the range runs from port to end_port.", end.ValueInt64(), num))
+	}
+}
+
+// requirementValidator: In and NotIn need values, Exists and DoesNotExist
+// take none.
+type requirementValidator struct{}
+
+func (requirementValidator) Description(context.Context) string {
+	return "values are required for In and NotIn and forbidden for Exists and DoesNotExist"
+}
+func (v requirementValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (requirementValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	attrs, ok := knownAttrs(req.ConfigValue)
+	if !ok {
+		return
+	}
+	op, ok := knownString(attrs["operator"])
+	if !ok {
+		return
+	}
+	values, _ := attrs["values"].(types.List)
+	if values.IsUnknown() {
+		return
+	}
+	n := len(values.Elements())
+	switch op {
+	case "In", "NotIn":
+		if n == 0 {
+			resp.Diagnostics.AddAttributeError(req.Path.AtName("values"), "Missing values",
+				fmt.Sprintf("Operator %s compares the label with a list of values; give at least one.", op))
+		}
+	case "Exists", "DoesNotExist":
+		if n > 0 {
+			resp.Diagnostics.AddAttributeError(req.Path.AtName("values"), "Unexpected values",
+				fmt.Sprintf("Operator %s only tests whether the key is present; remove values.", op))
+		}
+	}
+}
+
+func knownAttrs(o basetypes.ObjectValue) (map[string]attr.Value, bool) {
+	if o.IsNull() || o.IsUnknown() {
+		return nil, false
+	}
+	return o.Attributes(), true
+}
+
+func knownString(v attr.Value) (string, bool) {
+	s, ok := v.(types.String)
+	if !ok || s.IsNull() || s.IsUnknown() {
+		return "", false
+	}
+	return s.ValueString(), true
+}
