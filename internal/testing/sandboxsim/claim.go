@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,6 +29,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // Errors that end up as a claim's Ready reason.
@@ -68,9 +70,6 @@ const (
 	// exists but has no pod IP yet, before cold-starting its own (upstream's
 	// figure).
 	warmCandidateGrace = 2 * time.Second
-	// missingDependencyRequeue re-checks a claim whose pool or template is
-	// missing, in case a watch event was missed; watches normally react first.
-	missingDependencyRequeue = 30 * time.Second
 )
 
 // warmPending asks for a short requeue while warm candidates get pod IPs.
@@ -86,20 +85,39 @@ type claimReconciler struct {
 	reader         client.Reader
 	scheme         *runtime.Scheme
 	allowedDomains []string
+	profile        releases.Profile
 }
 
 func (r *claimReconciler) setup(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("sandboxsim-sandboxclaim").
 		For(&extv1beta1.SandboxClaim{}).
 		Owns(&agentsv1beta1.Sandbox{}).
 		// A pool sandbox that becomes ready may serve claims that are waiting.
 		Watches(&agentsv1beta1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.waitingClaimsForPoolSandbox)).
-		// Pools and templates appearing resolve WarmPoolNotFound/TemplateNotFound.
-		Watches(&extv1beta1.SandboxWarmPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsForPool)).
-		Watches(&extv1beta1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.claimsForTemplate)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		// A pool appearing resolves WarmPoolNotFound
+		// (extensions/controllers/sandboxclaim_controller.go:2377-2392 at v0.5.6).
+		Watches(&extv1beta1.SandboxWarmPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsForPool))
+	if r.profile.ClaimWatchesTemplates {
+		// A template appearing resolves TemplateNotFound at once; upstream
+		// added this watch after v0.5.6 (main b7631f00). Before, the claim
+		// waits for its one-minute requeue.
+		b = b.Watches(&extv1beta1.SandboxTemplate{}, handler.EnqueueRequestsFromMapFunc(r.claimsForTemplate))
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(ignoreNamespaceTermination(r))
+}
+
+// missingDependencyRequeue is how soon a claim whose pool or template is
+// missing is looked at again: one minute in every v0.5.x release
+// (sandboxclaim_controller.go:394 at v0.5.6, :285 at v0.5.0), which is then
+// the only way a claim recovers from TemplateNotFound. With the template
+// watch the requeue only covers a missed event.
+func (r *claimReconciler) missingDependencyRequeue() time.Duration {
+	if r.profile.ClaimWatchesTemplates {
+		return 30 * time.Second
+	}
+	return time.Minute
 }
 
 func (r *claimReconciler) claimsOfPool(ctx context.Context, ns, pool string, unboundOnly bool) []reconcile.Request {
@@ -179,7 +197,7 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 
-	setClaimStatus(claim, sb, err, expired)
+	setClaimStatus(claim, sb, err, expired, r.profile)
 	if !apiequality.Semantic.DeepEqual(before, &claim.Status) {
 		base := claim.DeepCopy()
 		base.Status = *before
@@ -196,8 +214,8 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	case err == nil:
 		return result, nil
 	case errors.Is(err, errWarmPoolNotFound), errors.Is(err, errTemplateNotFound):
-		if result.RequeueAfter == 0 || result.RequeueAfter > missingDependencyRequeue {
-			result.RequeueAfter = missingDependencyRequeue
+		if d := r.missingDependencyRequeue(); result.RequeueAfter == 0 || result.RequeueAfter > d {
+			result.RequeueAfter = d
 		}
 		return result, nil
 	case errors.Is(err, errSandboxCreatePending):
@@ -264,9 +282,15 @@ func (r *claimReconciler) expireSandbox(ctx context.Context, claim *extv1beta1.S
 	return sb, nil
 }
 
-func setClaimStatus(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, err error, expired bool) {
-	ready := claimReadyCondition(sb, err, expired)
-	ready.ObservedGeneration = claim.Generation
+func setClaimStatus(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, err error, expired bool, p releases.Profile) {
+	ready, forwarded := claimReadyCondition(sb, err, expired)
+	if !forwarded || !p.ClaimReadyForwardsSandboxCondition {
+		// Every condition the claim controller makes itself carries the
+		// claim's generation (sandboxclaim_controller.go:693-837 at v0.5.6);
+		// the forwarded one does too only after upstream's post-v0.5.6 fix
+		// (main 365a29c8).
+		ready.ObservedGeneration = claim.Generation
+	}
 	meta.SetStatusCondition(&claim.Status.Conditions, ready)
 
 	switch {
@@ -288,31 +312,34 @@ func setClaimStatus(claim *extv1beta1.SandboxClaim, sb *agentsv1beta1.Sandbox, e
 	}
 }
 
-func claimReadyCondition(sb *agentsv1beta1.Sandbox, err error, expired bool) metav1.Condition {
+// claimReadyCondition is the claim's Ready condition; forwarded says it is
+// the sandbox's own Ready condition, copied
+// (sandboxclaim_controller.go:824-828 at v0.5.6).
+func claimReadyCondition(sb *agentsv1beta1.Sandbox, err error, expired bool) (cond metav1.Condition, forwarded bool) {
 	notReady := func(reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: extv1beta1.ClaimConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
 	if err != nil {
 		for _, e := range claimErrorReasons {
 			if errors.Is(err, e.err) {
-				return notReady(e.reason, err.Error())
+				return notReady(e.reason, err.Error()), false
 			}
 		}
-		return notReady(extv1beta1.ReasonReconcilerError, "Error seen: "+err.Error())
+		return notReady(extv1beta1.ReasonReconcilerError, "Error seen: "+err.Error()), false
 	}
 	if expired {
-		return notReady(extv1beta1.ReasonClaimExpired, "Claim expired. Sandbox cleanup initiated.")
+		return notReady(extv1beta1.ReasonClaimExpired, "Claim expired. Sandbox cleanup initiated."), false
 	}
 	if sb == nil {
-		return notReady(extv1beta1.ReasonSandboxMissing, "Sandbox does not exist")
+		return notReady(extv1beta1.ReasonSandboxMissing, "Sandbox does not exist"), false
 	}
 	if c := meta.FindStatusCondition(sb.Status.Conditions, agentsv1beta1.ConditionReady.String()); c != nil {
 		if c.Reason == agentsv1beta1.ReasonSandboxExpired {
-			return notReady(extv1beta1.ReasonSandboxExpired, "The sandbox expired independently of the claim")
+			return notReady(extv1beta1.ReasonSandboxExpired, "The sandbox expired independently of the claim"), false
 		}
-		return *c
+		return *c, true
 	}
-	return notReady(extv1beta1.ReasonSandboxNotReady, "Sandbox is not ready")
+	return notReady(extv1beta1.ReasonSandboxNotReady, "Sandbox is not ready"), false
 }
 
 func (r *claimReconciler) reconcileActive(ctx context.Context, claim *extv1beta1.SandboxClaim) (*agentsv1beta1.Sandbox, error) {
@@ -513,12 +540,46 @@ func (r *claimReconciler) setClaimSandboxAnnotation(ctx context.Context, claim *
 		} else {
 			fresh.Annotations = mergeMaps(fresh.Annotations, map[string]string{sandboxapi.AnnotationSandboxName: to})
 		}
+		if to != "" && r.profile.AdoptionUpdateWritesEmptyPodMetadata {
+			// Upstream records an adoption with a full Update of its typed
+			// claim, whose additionalPodMetadata is a struct tagged
+			// omitempty: the claim gains `additionalPodMetadata: {}`
+			// (sandboxclaim_controller.go:1142 and sandboxclaim_types.go:122
+			// at v0.5.6). Our type omits the zero struct, so write it as
+			// data.
+			if err := r.updateWithEmptyPodMetadata(ctx, fresh); err != nil {
+				return err
+			}
+			fresh.DeepCopyInto(claim)
+			return nil
+		}
 		if err := r.client.Update(ctx, fresh); err != nil {
 			return err
 		}
 		fresh.DeepCopyInto(claim)
 		return nil
 	})
+}
+
+// updateWithEmptyPodMetadata updates claim as upstream's typed Update does,
+// with spec.additionalPodMetadata present even when empty, and reads the
+// result back into claim.
+func (r *claimReconciler) updateWithEmptyPodMetadata(ctx context.Context, claim *extv1beta1.SandboxClaim) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(claim)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(extv1beta1.GroupVersion.WithKind(extv1beta1.SandboxClaimKind))
+	if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "additionalPodMetadata"); !found {
+		if err := unstructured.SetNestedMap(u.Object, map[string]any{}, "spec", "additionalPodMetadata"); err != nil {
+			return err
+		}
+	}
+	if err := r.client.Update(ctx, u); err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, claim)
 }
 
 // completeAdoption makes the named warm sandbox the claim's. The sandbox is

@@ -35,8 +35,22 @@ func (e *testEnv) waitClaim(t *testing.T, ns, name string, timeout time.Duration
 			return false, "claim not found"
 		}
 		c := meta.FindStatusCondition(claim.Status.Conditions, extv1beta1.ClaimConditionReady)
-		return c != nil && c.Status == status && c.Reason == reason && c.ObservedGeneration == claim.Generation,
-			describeConditions(claim.Status.Conditions)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return false, describeConditions(claim.Status.Conditions)
+		}
+		// v0.5.x forwards the sandbox's own Ready condition, which carries
+		// the sandbox's generation (package releases); the stand-in of any
+		// profile may be the one running.
+		gen := claim.Generation
+		if sbName := claim.Status.Sandbox.Name; sbName != "" && c.ObservedGeneration != gen {
+			sb := &agentsv1beta1.Sandbox{}
+			if e.get(t, ns, sbName, sb) {
+				if sc := meta.FindStatusCondition(sb.Status.Conditions, agentsv1beta1.ConditionReady.String()); sc != nil && *sc == *c {
+					gen = sb.Generation
+				}
+			}
+		}
+		return c.ObservedGeneration == gen, describeConditions(claim.Status.Conditions)
 	})
 	return claim
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 const (
@@ -99,6 +100,13 @@ type Options struct {
 	// DefaultAllowedLabelDomain.
 	AllowedLabelDomains []string
 
+	// Profile is the upstream release whose controller behaviour the
+	// stand-in follows where releases differ (package releases): the claim's
+	// Ready condition, the warm pool's observedGeneration, what adoption
+	// writes, and how soon a claim recovers from a missing template. The
+	// zero value means releases.Default.
+	Profile releases.Profile
+
 	// Namespaces limits the objects watched to these namespaces; empty means
 	// the whole cluster.
 	Namespaces []string
@@ -136,6 +144,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
+	}
+	if o.Profile.Name == "" {
+		o.Profile = releases.Default
 	}
 	return o
 }
@@ -191,7 +202,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 
 	logger.Info("starting agentsandbox-sandboxsim, a test-only stand-in for the agent-sandbox controller (not the upstream controller)",
-		"leaderElection", !o.DisableLeaderElection, "lease", o.LeaseNamespace+"/"+o.LeaseName)
+		"leaderElection", !o.DisableLeaderElection, "lease", o.LeaseNamespace+"/"+o.LeaseName, "releaseProfile", o.Profile.Name)
 
 	if err := waitForCRDs(ctx, cfg, logger); err != nil {
 		if ctx.Err() != nil {
@@ -313,10 +324,10 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	if err := (&templateReconciler{client: mgr.GetClient(), scheme: mgr.GetScheme()}).setup(mgr); err != nil {
 		return fmt.Errorf("setting up the SandboxTemplate controller: %w", err)
 	}
-	if err := (&warmPoolReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme()}).setup(mgr); err != nil {
+	if err := (&warmPoolReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), profile: o.Profile}).setup(mgr); err != nil {
 		return fmt.Errorf("setting up the SandboxWarmPool controller: %w", err)
 	}
-	if err := (&claimReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), allowedDomains: o.AllowedLabelDomains}).setup(mgr, o.Workers); err != nil {
+	if err := (&claimReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), allowedDomains: o.AllowedLabelDomains, profile: o.Profile}).setup(mgr, o.Workers); err != nil {
 		return fmt.Errorf("setting up the SandboxClaim controller: %w", err)
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // Field indexes shared by the extension controllers.
@@ -55,9 +56,10 @@ func setupIndexes(mgr ctrl.Manager) error {
 // expectations tracker, while a direct list costs one request per pass and
 // cannot be stale.
 type warmPoolReconciler struct {
-	client client.Client
-	reader client.Reader
-	scheme *runtime.Scheme
+	client  client.Client
+	reader  client.Reader
+	scheme  *runtime.Scheme
+	profile releases.Profile
 }
 
 func (r *warmPoolReconciler) setup(mgr ctrl.Manager) error {
@@ -202,7 +204,11 @@ func (r *warmPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	pool.Status.Replicas = int32(len(active))
 	pool.Status.ReadyReplicas = ready
 	pool.Status.Selector = sandboxapi.WarmPoolSelector(pool.Name)
-	pool.Status.ObservedGeneration = pool.Generation
+	if r.profile.WarmPoolObservedGeneration {
+		// From v0.5.6 only (extensions/controllers/sandboxwarmpool_controller.go
+		// sets it with the status at v0.5.6; the v0.5.5 status has no such field).
+		pool.Status.ObservedGeneration = pool.Generation
+	}
 	if !apiequality.Semantic.DeepEqual(before, &pool.Status) {
 		base := pool.DeepCopy()
 		base.Status = *before

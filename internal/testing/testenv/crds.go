@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // FieldManager is the server-side apply field manager of the harness; it
@@ -32,6 +34,36 @@ func SandboxCRDs() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	return crdsToUnstructured(typed)
+}
+
+// crds returns the CRDs of the environment's profile (SandboxCRDs without
+// one). A profile that serves v1alpha1 gets its conversion webhook started
+// here, for the life of the environment.
+func (e *Env) crds() ([]*unstructured.Unstructured, error) {
+	if e.opts.Profile == nil {
+		return SandboxCRDs()
+	}
+	var wh *releases.Webhook
+	if e.opts.Profile.ServesV1alpha1 {
+		if e.webhook == nil {
+			w, err := startConversionWebhook()
+			if err != nil {
+				return nil, fmt.Errorf("starting the conversion webhook: %w", err)
+			}
+			e.webhook = w
+			e.logf("conversion webhook (v1alpha1 <-> v1beta1) serving at %s", w.wh.URL)
+		}
+		wh = &e.webhook.wh
+	}
+	typed, err := e.opts.Profile.CRDs(wh)
+	if err != nil {
+		return nil, err
+	}
+	return crdsToUnstructured(typed)
+}
+
+func crdsToUnstructured(typed []*apiextensionsv1.CustomResourceDefinition) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, 0, len(typed))
 	for _, crd := range typed {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)

@@ -18,6 +18,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // Environment variables of the contract described in the package comment.
@@ -27,6 +29,12 @@ const (
 	NoSimVar           = "AGENTSANDBOX_TEST_NO_SIM"
 	NoCRDsVar          = "AGENTSANDBOX_TEST_NO_CRDS"
 	KeepVar            = "AGENTSANDBOX_TEST_KEEP"
+	// ProfileVar names the upstream release profile the environment stands
+	// in for (package releases: v0.5.0, v0.5.3, v0.5.6, v1.0, or any release
+	// they cover); empty means releases.Default. It selects the CRDs
+	// installed and the stand-in controller's behaviour, and is passed on to
+	// the processes of the run so tests can read it (ProfileFromEnv).
+	ProfileVar = "AGENTSANDBOX_TEST_PROFILE"
 	// MarkerVar is set to the run id on every process a run starts. Its
 	// presence also tells a nested harness (acctest.Main inside a test
 	// binary started by the testenv command) that the environment is
@@ -67,6 +75,12 @@ type Options struct {
 	Dir string
 	// NoCRDs skips installing the agent-sandbox CRDs.
 	NoCRDs bool
+	// Profile is the upstream release the environment stands in for: its
+	// CRDs are installed (for a v0.5.x profile with the v1alpha1 version and
+	// a conversion webhook the harness serves on 127.0.0.1 for the run).
+	// nil installs the project's v1beta1-only CRDs (the v1.0 shape) and
+	// serves no webhook. The Controller is chosen separately (SimController).
+	Profile *releases.Profile
 	// Controller runs the stand-in controller; nil runs none.
 	Controller Controller
 	// ControllerWait bounds how long Start waits for the controller to
@@ -97,11 +111,22 @@ func OptionsFromEnv() (Options, error) {
 		NoCRDs:          os.Getenv(NoCRDsVar) == "1",
 		Keep:            os.Getenv(KeepVar) == "1",
 	}
+	p, err := ProfileFromEnv()
+	if err != nil {
+		return Options{}, err
+	}
+	o.Profile = &p
 	if os.Getenv(NoSimVar) != "1" {
-		o.Controller = DefaultController
+		o.Controller = SimController(p)
 	}
 	o.Kubeconfig, err = GivenKubeconfig()
 	return o, err
+}
+
+// ProfileFromEnv returns the release profile named by ProfileVar
+// (releases.Default when unset).
+func ProfileFromEnv() (releases.Profile, error) {
+	return releases.Lookup(os.Getenv(ProfileVar))
 }
 
 // GivenKubeconfig returns the kubeconfig the caller named: the
@@ -182,6 +207,7 @@ type Env struct {
 	bin      string // localcluster binary, "" for a given cluster
 	watchdog *watchdog
 	ctrl     *runningController
+	webhook  *conversionWebhook
 	mem      *memorySampler
 
 	stopOnce sync.Once
@@ -220,14 +246,18 @@ func (e *Env) start(ctx context.Context) error {
 		e.logf("agent-sandbox CRDs not installed by the harness (Options.NoCRDs, %s=1): whatever runs inside installs them", NoCRDsVar)
 	} else {
 		t0 := time.Now()
-		objs, err := SandboxCRDs()
+		objs, err := e.crds()
 		if err != nil {
 			return err
 		}
 		if err := InstallCRDs(ctx, cfg, objs); err != nil {
 			return err
 		}
-		e.logf("%d CRDs established in %s", len(objs), since(t0))
+		if e.opts.Profile != nil {
+			e.logf("%d CRDs of release profile %s established in %s", len(objs), e.opts.Profile, since(t0))
+		} else {
+			e.logf("%d CRDs established in %s", len(objs), since(t0))
+		}
 	}
 
 	if e.opts.Controller == nil {
@@ -339,17 +369,21 @@ func (e *Env) localclusterBinary(ctx context.Context) (string, error) {
 // Vars returns the variables that place a process inside the environment,
 // in os/exec's "KEY=value" form.
 func (e *Env) Vars() []string {
-	return []string{
+	vars := []string{
 		"KUBECONFIG=" + e.Kubeconfig,
 		KubeconfigVar + "=" + e.Kubeconfig,
 		e.marker(),
 	}
+	if e.opts.Profile != nil {
+		vars = append(vars, ProfileVar+"="+e.opts.Profile.Name)
+	}
+	return vars
 }
 
 // Environ returns this process's environment with Vars replacing any
 // earlier values: the environment for a command run inside the environment.
 func (e *Env) Environ() []string {
-	return append(environWithout(os.Environ(), "KUBECONFIG", KubeconfigVar, MarkerVar), e.Vars()...)
+	return append(environWithout(os.Environ(), "KUBECONFIG", KubeconfigVar, MarkerVar, ProfileVar), e.Vars()...)
 }
 
 func (e *Env) marker() string { return MarkerVar + "=" + e.RunID }
@@ -370,6 +404,13 @@ func (e *Env) stop(ctx context.Context) error {
 		if err := e.ctrl.stop(controllerTimeout); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if e.webhook != nil {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := e.webhook.stop(wctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the conversion webhook: %w", err))
+		}
+		cancel()
 	}
 	if e.mem != nil {
 		e.logf("%s", e.mem.stop().summary())

@@ -1,0 +1,111 @@
+package releases
+
+import (
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+// Webhook is where the API server sends ConversionReviews for a profile that
+// serves v1alpha1. Upstream points the CRDs at its in-cluster Service
+// agent-sandbox-webhook-service (k8s/crds/*.yaml at v0.5.6) and patches the
+// caBundle in at start-up; a test cluster without Service routing names a
+// URL instead (package testenv serves it on 127.0.0.1).
+type Webhook struct {
+	// URL is the https URL of the /convert endpoint.
+	URL string
+	// CABundle is the PEM of the CA that signed the server's certificate.
+	CABundle []byte
+}
+
+// CRDs returns the four CRDs as the profile's release serves them, built
+// from the project's generated CRDs (package crds): the v1beta1 schema minus
+// what the release did not have yet, and for v0.5.x the v1alpha1 version
+// (served, not stored) with Webhook conversion to wh. wh is required exactly
+// when the profile serves v1alpha1.
+func (p Profile) CRDs(wh *Webhook) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if p.ServesV1alpha1 != (wh != nil) {
+		return nil, fmt.Errorf("profile %s: a conversion webhook is needed exactly when v1alpha1 is served", p.Name)
+	}
+	beta, err := crds.V1beta1()
+	if err != nil {
+		return nil, err
+	}
+	var alpha []*apiextensionsv1.CustomResourceDefinition
+	if p.ServesV1alpha1 {
+		if alpha, err = crds.V1alpha1(); err != nil {
+			return nil, err
+		}
+	}
+	for i, crd := range beta {
+		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+			return nil, fmt.Errorf("generated CRD %s: want exactly one version with a schema", crd.Name)
+		}
+		root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		switch crd.Name {
+		case agentsv1beta1.SandboxCRDName:
+			if !p.SandboxVCTImmutableRule {
+				if err := dropSpecValidations(root); err != nil {
+					return nil, fmt.Errorf("%s: %w", crd.Name, err)
+				}
+			}
+		case extv1beta1.SandboxWarmPoolCRDName:
+			if !p.WarmPoolObservedGeneration {
+				if err := dropStatusField(root, "observedGeneration"); err != nil {
+					return nil, fmt.Errorf("%s: %w", crd.Name, err)
+				}
+			}
+		}
+		if p.ServesV1alpha1 {
+			a := alpha[i]
+			if a.Name != crd.Name || len(a.Spec.Versions) != 1 {
+				return nil, fmt.Errorf("generated v1alpha1 CRD %s does not match %s", a.Name, crd.Name)
+			}
+			v := a.Spec.Versions[0]
+			v.Storage = false
+			crd.Spec.Versions = append(crd.Spec.Versions, v)
+			url := wh.URL
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1", "v1beta1"},
+					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: wh.CABundle},
+				},
+			}
+		}
+	}
+	return beta, nil
+}
+
+// dropSpecValidations removes the CEL rules on spec (the Sandbox's only one
+// is the volumeClaimTemplates immutability rule).
+func dropSpecValidations(root *apiextensionsv1.JSONSchemaProps) error {
+	spec, ok := root.Properties["spec"]
+	if !ok {
+		return fmt.Errorf("no spec in the schema")
+	}
+	if len(spec.XValidations) == 0 {
+		return fmt.Errorf("spec has no CEL rule to drop (the generated schema changed?)")
+	}
+	spec.XValidations = nil
+	root.Properties["spec"] = spec
+	return nil
+}
+
+// dropStatusField removes status.<name> from the schema.
+func dropStatusField(root *apiextensionsv1.JSONSchemaProps, name string) error {
+	status, ok := root.Properties["status"]
+	if !ok {
+		return fmt.Errorf("no status in the schema")
+	}
+	if _, ok := status.Properties[name]; !ok {
+		return fmt.Errorf("no status.%s in the schema", name)
+	}
+	delete(status.Properties, name)
+	root.Properties["status"] = status
+	return nil
+}

@@ -1,0 +1,100 @@
+package releases
+
+import (
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+)
+
+func TestLookup(t *testing.T) {
+	for name, want := range map[string]string{
+		"": "v0.5.6", "v0.5.0": "v0.5.0", "v0.5.2": "v0.5.0", "v0.5.4": "v0.5.3", "v0.5.5": "v0.5.3",
+		"v0.5.6": "v0.5.6", "v1.0": "v1.0",
+	} {
+		p, err := Lookup(name)
+		if err != nil || p.Name != want {
+			t.Errorf("Lookup(%q) = %q, %v; want %q", name, p.Name, err, want)
+		}
+	}
+	if _, err := Lookup("v0.4.6"); err == nil {
+		t.Error("Lookup(v0.4.6): want an error naming the known profiles")
+	}
+}
+
+func byName(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition, name string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	for _, c := range crds {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no CRD %s", name)
+	return nil
+}
+
+func TestCRDs(t *testing.T) {
+	wh := &Webhook{URL: "https://127.0.0.1:1/convert", CABundle: []byte("pem")}
+	for _, p := range All() {
+		t.Run(p.Name, func(t *testing.T) {
+			var arg *Webhook
+			if p.ServesV1alpha1 {
+				arg = wh
+			}
+			got, err := p.CRDs(arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 4 {
+				t.Fatalf("got %d CRDs, want 4", len(got))
+			}
+			for _, crd := range got {
+				var versions []string
+				stored := 0
+				for _, v := range crd.Spec.Versions {
+					versions = append(versions, v.Name)
+					if v.Storage {
+						stored++
+						if v.Name != "v1beta1" {
+							t.Errorf("%s stores %s, want v1beta1", crd.Name, v.Name)
+						}
+					}
+				}
+				if stored != 1 {
+					t.Errorf("%s: %d stored versions", crd.Name, stored)
+				}
+				if p.ServesV1alpha1 {
+					if len(versions) != 2 || versions[1] != "v1alpha1" {
+						t.Errorf("%s serves %v, want [v1beta1 v1alpha1]", crd.Name, versions)
+					}
+					c := crd.Spec.Conversion
+					if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil ||
+						c.Webhook.ClientConfig == nil || c.Webhook.ClientConfig.URL == nil || *c.Webhook.ClientConfig.URL != wh.URL {
+						t.Errorf("%s: conversion %+v, want Webhook to %s", crd.Name, c, wh.URL)
+					}
+				} else if len(versions) != 1 || crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
+					t.Errorf("%s serves %v with conversion %+v, want v1beta1 only, no webhook", crd.Name, versions, crd.Spec.Conversion)
+				}
+			}
+			sb := byName(t, got, agentsv1beta1.SandboxCRDName).Spec.Versions[0].Schema.OpenAPIV3Schema
+			if has := len(sb.Properties["spec"].XValidations) > 0; has != p.SandboxVCTImmutableRule {
+				t.Errorf("Sandbox spec CEL rule present = %v, want %v", has, p.SandboxVCTImmutableRule)
+			}
+			wp := byName(t, got, extv1beta1.SandboxWarmPoolCRDName).Spec.Versions[0].Schema.OpenAPIV3Schema
+			if _, has := wp.Properties["status"].Properties["observedGeneration"]; has != p.WarmPoolObservedGeneration {
+				t.Errorf("warm pool status.observedGeneration present = %v, want %v", has, p.WarmPoolObservedGeneration)
+			}
+		})
+	}
+}
+
+func TestCRDsWebhookRequiredExactlyForV1alpha1(t *testing.T) {
+	if _, err := V056.CRDs(nil); err == nil {
+		t.Error("v0.5.6 without a webhook: want an error")
+	}
+	if _, err := V10.CRDs(&Webhook{URL: "https://x"}); err == nil {
+		t.Error("v1.0 with a webhook: want an error")
+	}
+}
