@@ -42,6 +42,18 @@ if [[ -x "$bin" && "${LOCALCLUSTER_FORCE:-0}" != 1 ]]; then
   exit 0
 fi
 
+# One build at a time per cache: concurrent callers (parallel test packages,
+# several shells) would otherwise compile the same ~2,000 Kubernetes packages
+# side by side. A waiter finds the binary the first one built.
+mkdir -p "$cache"
+exec 9>"$cache/.build.lock"
+flock 9
+if [[ -x "$bin" && "${LOCALCLUSTER_FORCE:-0}" != 1 ]]; then
+  echo "localcluster: using cached $bin (built while waiting)" >&2
+  echo "$bin"
+  exit 0
+fi
+
 mkdir -p "$out_dir"
 pkg_version="k8s.io/component-base/version"
 cli_version="k8s.io/client-go/pkg/version"
