@@ -108,7 +108,7 @@ variable "egress_allow_list" {
   default = []
 
   validation {
-    condition     = alltrue([for e in var.egress_allow_list : can(cidrhost(e.cidr, 0)) && e.cidr == cidrsubnet(e.cidr, 0, 0)])
+    condition     = alltrue([for e in var.egress_allow_list : try(e.cidr == cidrsubnet(e.cidr, 0, 0), false)])
     error_message = "Each egress_allow_list cidr must be an IP range in canonical form, e.g. \"10.20.0.0/16\" (not \"10.20.1.0/16\")."
   }
 
