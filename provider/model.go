@@ -47,6 +47,7 @@ type kubernetesModel struct {
 	ClientCertificate    types.String  `tfsdk:"client_certificate"`
 	ClientKey            types.String  `tfsdk:"client_key"`
 	Insecure             types.Bool    `tfsdk:"insecure"`
+	AllowCredsOverHTTP   types.Bool    `tfsdk:"allow_credentials_over_http"`
 	TLSServerName        types.String  `tfsdk:"tls_server_name"`
 	ProxyURL             types.String  `tfsdk:"proxy_url"`
 	GKECluster           types.String  `tfsdk:"gke_cluster"`
@@ -92,6 +93,7 @@ func (m providerModel) validate() diag.Diagnostics {
 				"gke_cluster obtains the token from the gke block's Google credentials; remove the exec block or gke_cluster.")
 		}
 	}
+	diags.Append(k.validatePlainHTTP()...)
 	if !k.ClientCertificate.IsNull() != !k.ClientKey.IsNull() && !k.ClientCertificate.IsUnknown() && !k.ClientKey.IsUnknown() {
 		diags.AddAttributeError(path.Root("kubernetes").AtName("client_key"), "Incomplete client certificate",
 			"client_certificate and client_key must be set together.")
@@ -141,6 +143,11 @@ func (m providerModel) resolve(lookupEnv func(string) (string, bool), version st
 		diags.AddAttributeError(path.Root("kubernetes").AtName("insecure"), "Invalid KUBE_INSECURE", err.Error())
 	}
 	kc.Insecure = insecure
+	allowHTTP, err := r.boolean(k.AllowCredsOverHTTP, "KUBE_ALLOW_CREDENTIALS_OVER_HTTP")
+	if err != nil {
+		diags.AddAttributeError(path.Root("kubernetes").AtName("allow_credentials_over_http"), "Invalid KUBE_ALLOW_CREDENTIALS_OVER_HTTP", err.Error())
+	}
+	kc.AllowCredentialsOverHTTP = allowHTTP
 	if !k.QPS.IsNull() && !k.QPS.IsUnknown() {
 		kc.QPS = float32(k.QPS.ValueFloat64())
 	}
@@ -236,4 +243,39 @@ func (r *resolver) boolean(v types.Bool, envName string) (bool, error) {
 		return false, fmt.Errorf("%s=%q is not a boolean; use true or false", envName, raw)
 	}
 	return b, nil
+}
+
+// validatePlainHTTP refuses, at validate, what the configuration alone
+// shows: an http:// host with a credential set in the same block and no
+// explicit opt-in. What only the environment or a kubeconfig shows is
+// refused when the client is built (kube.PlainHTTPError), before any request.
+func (k *kubernetesModel) validatePlainHTTP() diag.Diagnostics {
+	var diags diag.Diagnostics
+	if k.Host.IsNull() || k.Host.IsUnknown() || k.AllowCredsOverHTTP.IsUnknown() || k.AllowCredsOverHTTP.ValueBool() {
+		return diags
+	}
+	host := strings.TrimSpace(k.Host.ValueString())
+	if !strings.HasPrefix(strings.ToLower(host), "http://") {
+		return diags
+	}
+	var creds []string
+	set := func(v attr.Value) bool { return !v.IsNull() && !v.IsUnknown() }
+	if set(k.Token) {
+		creds = append(creds, "token")
+	}
+	if set(k.ClientCertificate) || set(k.ClientKey) {
+		creds = append(creds, "client_certificate/client_key")
+	}
+	if k.Exec != nil {
+		creds = append(creds, "exec")
+	}
+	if len(creds) == 0 {
+		return diags
+	}
+	diags.AddAttributeError(path.Root("kubernetes").AtName("host"), "Credentials would be sent in clear text",
+		fmt.Sprintf("host uses plain http, so %s would cross the network unencrypted, readable by anyone on the path. "+
+			"Use an https:// address (an address without a scheme means https). Only for a throw-away cluster on a "+
+			"network you trust, set allow_credentials_over_http = true; insecure = true does not allow this, it only "+
+			"skips certificate verification.", strings.Join(creds, " and ")))
+	return diags
 }

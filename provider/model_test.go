@@ -209,3 +209,67 @@ func TestValidateCombinations(t *testing.T) {
 		})
 	}
 }
+
+func TestValidatePlainHTTPHost(t *testing.T) {
+	httpHost := types.StringValue("http://10.0.0.1:8080")
+	exec := &execModel{APIVersion: types.StringValue("client.authentication.k8s.io/v1"), Command: types.StringValue("x"),
+		Args: types.ListNull(types.StringType), Env: types.MapNull(types.StringType)}
+	for _, tc := range []struct {
+		name    string
+		k       kubernetesModel
+		refused bool
+	}{
+		{"token", kubernetesModel{Host: httpHost, Token: types.StringValue("t")}, true},
+		{"upper-case scheme", kubernetesModel{Host: types.StringValue("HTTP://10.0.0.1"), Token: types.StringValue("t")}, true},
+		{"exec", kubernetesModel{Host: httpHost, Exec: exec}, true},
+		{"client certificate", kubernetesModel{Host: httpHost, ClientCertificate: types.StringValue("c"), ClientKey: types.StringValue("k")}, true},
+		{"insecure is not the opt-in", kubernetesModel{Host: httpHost, Token: types.StringValue("t"), Insecure: types.BoolValue(true)}, true},
+		{"explicit opt-in", kubernetesModel{Host: httpHost, Token: types.StringValue("t"), AllowCredsOverHTTP: types.BoolValue(true)}, false},
+		{"opt-in unknown", kubernetesModel{Host: httpHost, Token: types.StringValue("t"), AllowCredsOverHTTP: types.BoolUnknown()}, false},
+		{"https", kubernetesModel{Host: types.StringValue("https://10.0.0.1"), Token: types.StringValue("t")}, false},
+		{"no scheme means https", kubernetesModel{Host: types.StringValue("10.0.0.1:8080"), Token: types.StringValue("t")}, false},
+		{"no credential (kubectl proxy)", kubernetesModel{Host: types.StringValue("http://127.0.0.1:8001")}, false},
+		{"token unknown", kubernetesModel{Host: httpHost, Token: types.StringUnknown()}, false},
+		{"host unknown", kubernetesModel{Host: types.StringUnknown(), Token: types.StringValue("t")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := tc.k
+			diags := providerModel{Kubernetes: &k}.validate()
+			if diags.HasError() != tc.refused {
+				t.Fatalf("refused = %v, want %v: %v", diags.HasError(), tc.refused, diags)
+			}
+			if !tc.refused {
+				return
+			}
+			d := diags.Errors()[0]
+			wp, ok := d.(diag.DiagnosticWithPath)
+			if !ok || wp.Path().String() != "kubernetes.host" {
+				t.Errorf("diagnostic not at kubernetes.host: %v", d)
+			}
+			for _, s := range []string{"https://", "allow_credentials_over_http = true", "insecure = true does not"} {
+				if !strings.Contains(d.Detail(), s) {
+					t.Errorf("detail does not say %q: %s", s, d.Detail())
+				}
+			}
+		})
+	}
+}
+
+func TestResolveAllowCredentialsOverHTTP(t *testing.T) {
+	s, diags := providerModel{}.resolve(envFrom(map[string]string{"KUBE_ALLOW_CREDENTIALS_OVER_HTTP": "true"}), "test")
+	if diags.HasError() || !s.Kube.AllowCredentialsOverHTTP {
+		t.Fatalf("KUBE_ALLOW_CREDENTIALS_OVER_HTTP=true: allow=%v diags=%v", s.Kube.AllowCredentialsOverHTTP, diags)
+	}
+	s, _ = providerModel{Kubernetes: &kubernetesModel{AllowCredsOverHTTP: types.BoolValue(false)}}.resolve(
+		envFrom(map[string]string{"KUBE_ALLOW_CREDENTIALS_OVER_HTTP": "true"}), "test")
+	if s.Kube.AllowCredentialsOverHTTP {
+		t.Error("an explicit false must win over the environment")
+	}
+	if s, _ := (providerModel{}).resolve(envFrom(nil), "test"); s.Kube.AllowCredentialsOverHTTP {
+		t.Error("the opt-in must be off by default")
+	}
+	_, diags = providerModel{}.resolve(envFrom(map[string]string{"KUBE_ALLOW_CREDENTIALS_OVER_HTTP": "yes please"}), "test")
+	if !diags.HasError() {
+		t.Error("a malformed KUBE_ALLOW_CREDENTIALS_OVER_HTTP must be an error")
+	}
+}

@@ -58,8 +58,9 @@ func kubernetesBlock() schema.SingleNestedBlock {
 			},
 			"host": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Address of the API server, e.g. `https://10.0.0.1:443`. Overrides the kubeconfig's server. " +
-					"Environment: `KUBE_HOST`.",
+				MarkdownDescription: "Address of the API server, e.g. `https://10.0.0.1:443`; without a scheme, `https` is used. " +
+					"Overrides the kubeconfig's server. Credentials are never sent to an `http://` address unless " +
+					"`allow_credentials_over_http` is true. Environment: `KUBE_HOST`.",
 			},
 			"token": schema.StringAttribute{
 				Optional:            true,
@@ -83,7 +84,16 @@ func kubernetesBlock() schema.SingleNestedBlock {
 			"insecure": schema.BoolAttribute{
 				Optional: true,
 				MarkdownDescription: "Skip verification of the API server's certificate. Off by default and never turned " +
-					"on implicitly; use only against throw-away clusters. Environment: `KUBE_INSECURE`.",
+					"on implicitly; use only against throw-away clusters. The connection is still encrypted: this does " +
+					"not allow an `http://` host (see `allow_credentials_over_http`). Environment: `KUBE_INSECURE`.",
+			},
+			"allow_credentials_over_http": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Allow credentials (a token, an `exec` plugin's output, the GKE token, basic auth) to be " +
+					"sent to an `http://` host, in clear text. Off by default: with an `http://` host and any credential the " +
+					"provider refuses to connect and sends nothing (an address without a scheme means `https`). Set it only " +
+					"for a throw-away cluster on a network you trust. Unrelated to `insecure`. Environment: " +
+					"`KUBE_ALLOW_CREDENTIALS_OVER_HTTP`.",
 			},
 			"tls_server_name": schema.StringAttribute{
 				Optional: true,

@@ -30,10 +30,17 @@ type Config struct {
 	ClientKey            string // PEM (or base64-encoded PEM), sensitive
 	// Insecure turns off TLS verification. It must only be true when the user said so explicitly.
 	// When true, any CA certificate (explicit or from the kubeconfig) is ignored, with a warning.
-	Insecure      bool
-	TLSServerName string
-	ProxyURL      string
-	Exec          *ExecConfig
+	Insecure bool
+	// AllowCredentialsOverHTTP lets credentials (a bearer token, an exec
+	// plugin's output, a GKE token, basic auth) travel to an http:// server,
+	// in clear text. It must only be true when the user said so explicitly;
+	// it is not implied by Insecure, which only turns off certificate
+	// verification and still encrypts. Without it, a server address with the
+	// http scheme and any credential is refused before anything is sent.
+	AllowCredentialsOverHTTP bool
+	TLSServerName            string
+	ProxyURL                 string
+	Exec                     *ExecConfig
 
 	// GKECluster is a GKE cluster resource name (projects/P/locations/L/clusters/C).
 	// When set, Host, ClusterCACertificate and the bearer token come from

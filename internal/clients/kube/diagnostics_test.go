@@ -161,7 +161,7 @@ func TestDiagnostics_otherStatuses(t *testing.T) {
 
 func TestDiagnostics_connectionAndConfiguration(t *testing.T) {
 	fastRetries(t)
-	c, err := NewClient(context.Background(), Config{Host: "http://127.0.0.1:1", Token: "t"})
+	c, err := NewClient(context.Background(), Config{Host: "http://127.0.0.1:1", Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

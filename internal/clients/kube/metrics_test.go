@@ -40,7 +40,7 @@ func TestRequestCounters(t *testing.T) {
 	srv := &scripted{codes: []int{503, 200}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t"})
+	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

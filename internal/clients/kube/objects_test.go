@@ -46,7 +46,7 @@ func newTestClient(t *testing.T, h http.Handler) *Client {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t"})
+	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,12 @@ func (c Config) RESTConfig(ctx context.Context) (*rest.Config, error) {
 		}
 		return nil, ErrNotConfigured
 	}
+	// A host without a scheme means https (see plaintext.go), never
+	// client-go's guess from the TLS settings.
+	rc.Host = normalizeHost(rc.Host)
+	if err := c.refuseCredentialsOverHTTP(rc, b); err != nil {
+		return nil, err
+	}
 
 	if rc.Insecure {
 		// client-go refuses a CA together with insecure, and kubectl's
@@ -91,6 +97,10 @@ func (c Config) RESTConfig(ctx context.Context) (*rest.Config, error) {
 	// Deprecation and admission warnings reach the user's log instead of
 	// client-go's stderr, which Terraform would otherwise swallow or mangle.
 	rc.WarningHandlerWithContext = tflogWarningHandler{}
+	// The guard goes innermost, under every wrapper that adds credentials
+	// (GKE's token source here, client-go's bearer and exec wrappers later),
+	// so it sees each request exactly as it would leave the process.
+	rc.WrapTransport = transport.Wrappers(plainHTTPGuard(c.AllowCredentialsOverHTTP), rc.WrapTransport)
 	rc.Wrap(WrapTransport)
 	return rc, nil
 }
@@ -101,6 +111,10 @@ type baseConfig struct {
 	// whyEmpty is set when a kubeconfig was read but names no context to
 	// use: the error to report if explicit fields do not make up for it.
 	whyEmpty error
+	// gkeToken is set when GKE's token source authenticates requests.
+	gkeToken bool
+	// context is the kubeconfig context used, for messages.
+	context string
 }
 
 func (c Config) baseRESTConfig(ctx context.Context) (baseConfig, error) {
@@ -109,8 +123,8 @@ func (c Config) baseRESTConfig(ctx context.Context) (baseConfig, error) {
 		if len(c.ConfigPaths) > 0 {
 			tflog.Debug(ctx, "gke_cluster is set: the kubeconfig files are not read")
 		}
-		rc, err := c.gkeRESTConfig(ctx)
-		return baseConfig{rc: rc}, err
+		rc, token, err := c.gkeRESTConfig(ctx)
+		return baseConfig{rc: rc, gkeToken: token}, err
 	case len(c.ConfigPaths) > 0:
 		return c.kubeconfigRESTConfig(ctx)
 	default:
@@ -118,17 +132,17 @@ func (c Config) baseRESTConfig(ctx context.Context) (baseConfig, error) {
 	}
 }
 
-func (c Config) gkeRESTConfig(ctx context.Context) (*rest.Config, error) {
+func (c Config) gkeRESTConfig(ctx context.Context) (*rest.Config, bool, error) {
 	if c.GKECredentials == nil {
 		// A wiring mistake in the provider, not something a user can fix.
-		return nil, fmt.Errorf("gke_cluster %q is set but the provider has no way to ask GKE for its credentials", c.GKECluster)
+		return nil, false, fmt.Errorf("gke_cluster %q is set but the provider has no way to ask GKE for its credentials", c.GKECluster)
 	}
 	creds, err := c.GKECredentials(ctx, c.GKECluster)
 	if err != nil {
-		return nil, fmt.Errorf("getting the endpoint and credentials of GKE cluster %s: %w", c.GKECluster, err)
+		return nil, false, fmt.Errorf("getting the endpoint and credentials of GKE cluster %s: %w", c.GKECluster, err)
 	}
 	if creds == nil || creds.Host == "" {
-		return nil, fmt.Errorf("GKE cluster %s has no endpoint yet (is it still being created?)", c.GKECluster)
+		return nil, false, fmt.Errorf("GKE cluster %s has no endpoint yet (is it still being created?)", c.GKECluster)
 	}
 	host := creds.Host
 	if !strings.Contains(host, "://") {
@@ -138,7 +152,7 @@ func (c Config) gkeRESTConfig(ctx context.Context) (*rest.Config, error) {
 	if creds.ClusterCACertificate != "" {
 		ca, err := decodeCertPEM("the CA certificate reported by GKE", creds.ClusterCACertificate)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		rc.CAData = ca
 	}
@@ -150,8 +164,9 @@ func (c Config) gkeRESTConfig(ctx context.Context) (*rest.Config, error) {
 		// drops a token the server rejected with 401 so the next request gets
 		// a fresh one.
 		rc.Wrap(transport.ResettableTokenSourceWrapTransport(transport.NewCachedTokenSource(creds.TokenSource)))
+		return rc, true, nil
 	}
-	return rc, nil
+	return rc, false, nil
 }
 
 // kubeconfigRESTConfig merges the kubeconfig files as kubectl does and
@@ -211,12 +226,19 @@ func (c Config) kubeconfigRESTConfig(ctx context.Context) (baseConfig, error) {
 	if cl := raw.Clusters[kctx.Cluster]; cl != nil && cl.Server == "" && c.Host != "" {
 		cl.Server = c.Host
 	}
+	// A server without a scheme means https here too. clientcmd would guess
+	// http when the entry has no CA, and then drop the user's credentials
+	// (it reads them only for TLS servers): the user would silently be
+	// anonymous.
+	if cl := raw.Clusters[kctx.Cluster]; cl != nil {
+		cl.Server = normalizeHost(cl.Server)
+	}
 
 	rc, err := clientcmd.NewNonInteractiveClientConfig(*raw, name, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
 		return baseConfig{}, fmt.Errorf("using context %q of kubeconfig %s: %w", name, files, err)
 	}
-	return baseConfig{rc: rc}, nil
+	return baseConfig{rc: rc, context: name}, nil
 }
 
 func contextList(raw *clientcmdapi.Config) string {

@@ -365,7 +365,7 @@ printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"%s"}}' "$A
 	for _, version := range []string{ExecAPIVersionV1, ExecAPIVersionV1beta1} {
 		t.Run(version, func(t *testing.T) {
 			token := "exec-token-" + version[strings.LastIndex(version, "/")+1:]
-			c, err := NewClient(context.Background(), Config{Host: srv.URL, Exec: &ExecConfig{
+			c, err := NewClient(context.Background(), Config{Host: srv.URL, AllowCredentialsOverHTTP: true, Exec: &ExecConfig{
 				APIVersion: version,
 				Command:    plugin,
 				Env:        map[string]string{"API_VERSION": version, "PLUGIN_TOKEN": token},
@@ -451,7 +451,7 @@ func TestRESTConfig_proxy(t *testing.T) {
 		fmt.Fprint(w, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}}`)
 	}))
 	defer proxy.Close()
-	c, err := NewClient(context.Background(), Config{Host: "http://kube.invalid:6443", Token: "t", ProxyURL: proxy.URL})
+	c, err := NewClient(context.Background(), Config{Host: "http://kube.invalid:6443", Token: "t", AllowCredentialsOverHTTP: true, ProxyURL: proxy.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +532,7 @@ func TestWarningHandlerLogsServerWarnings(t *testing.T) {
 	defer srv.Close()
 	var logs bytes.Buffer
 	ctx := tflogtest.RootLogger(context.Background(), &logs)
-	c, err := NewClient(ctx, Config{Host: srv.URL, Token: "t"})
+	c, err := NewClient(ctx, Config{Host: srv.URL, Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestTransport_429RetryAfterThroughClientGo(t *testing.T) {
 	srv := &scripted{codes: []int{429, 200}, header: http.Header{"Retry-After": {"1"}}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t"})
+	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestTransport_exhaustedRetriesAreNotRetriedAgainByClientGo(t *testing.T) {
 	srv := &scripted{codes: []int{503}, header: http.Header{"Retry-After": {"0"}}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t"})
+	c, err := NewClient(context.Background(), Config{Host: ts.URL, Token: "t", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestTransport_logsWithoutSecrets(t *testing.T) {
 	var buf bytes.Buffer
 	ctx := tflogtest.RootLogger(context.Background(), &buf)
 
-	c, err := NewClient(ctx, Config{Host: ts.URL, Token: "super-secret-token"})
+	c, err := NewClient(ctx, Config{Host: ts.URL, Token: "super-secret-token", AllowCredentialsOverHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

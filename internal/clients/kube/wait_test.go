@@ -404,7 +404,7 @@ func TestWaitFor_realWatchOutlivesRequestTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	c, err := NewClient(context.Background(), Config{Host: srv.URL, Token: "t", Timeout: 100 * time.Millisecond})
+	c, err := NewClient(context.Background(), Config{Host: srv.URL, Token: "t", AllowCredentialsOverHTTP: true, Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,10 +95,15 @@ func (m resourceModel) spec(ctx context.Context) (extv1beta1.SandboxClaimSpec, d
 
 // build is the object the plan describes, ready for a server-side apply.
 //
-// env is sent even when empty: it is an atomic list the configuration owns
-// as a whole, and an explicit [] is what lets a forced apply take back
-// variables someone else added. Fields the configuration leaves out (a
-// shutdown time, pod labels) are removed if others add them by
+// The spec has the shape upstream's controller writes back when it
+// records an adoption with a full Update of its typed claim
+// (sandboxclaim_controller.go:1142 and sandboxclaim_types.go:120-135 at
+// v0.5.6): `additionalPodMetadata` always present (an empty object when
+// unset, so that field is ours and the controller's {} is no change), and
+// `env` only when there are variables (the controller's Update drops an
+// empty list, and sending [] would put it back: a write, and a new
+// generation, on every update). Fields the configuration leaves out (a
+// shutdown time, pod labels, variables) are removed if others add them by
 // ApplyExclusive on update.
 func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	obj := Kind.New()
@@ -113,8 +118,8 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 		diags.AddError("Cannot build the sandbox claim", err.Error())
 		return nil, diags
 	}
-	if _, ok := spec["env"]; !ok {
-		spec["env"] = []any{}
+	if _, ok := spec["additionalPodMetadata"]; !ok {
+		spec["additionalPodMetadata"] = map[string]any{}
 	}
 	// The user's spelling of the time, not Go's re-rendering of it: what is
 	// stored is then what was written (the CRD keeps the string as is).

@@ -71,11 +71,13 @@ func TestBuildMinimal(t *testing.T) {
 		t.Fatal(diags)
 	}
 	got := fmt.Sprint(obj.Object["spec"])
-	// env is sent as [] (owned as a whole), the policy explicitly, nothing else.
+	// The policy explicitly, additionalPodMetadata as the controller's own
+	// Update writes it ({}), no env: nothing the controller's adoption
+	// Update would change.
 	want := fmt.Sprint(map[string]any{
-		"warmPoolRef": map[string]any{"name": "pool"},
-		"lifecycle":   map[string]any{"shutdownPolicy": "Retain"},
-		"env":         []any{},
+		"warmPoolRef":           map[string]any{"name": "pool"},
+		"lifecycle":             map[string]any{"shutdownPolicy": "Retain"},
+		"additionalPodMetadata": map[string]any{},
 	})
 	if got != want {
 		t.Errorf("spec = %s\nwant   %s", got, want)
@@ -236,9 +238,13 @@ func TestClaimReady(t *testing.T) {
 		{"pool missing", cond("False", "WarmPoolNotFound", 3), false, "", "WarmPoolNotFound"},
 		{"metadata refused", cond("False", "InvalidMetadata", 3), false, "", "InvalidMetadata"},
 		{"expired", cond("False", "ClaimExpired", 3), false, "", "ClaimExpired"},
+		// The controller recovers from a missing template by itself
+		// (within a minute on v0.5.x): the wait goes on, and a timeout
+		// names the reason and what to do.
+		{"template missing", cond("False", "TemplateNotFound", 3), false, "Ready=False (TemplateNotFound): the message; the controller retries by itself", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ready, reason, err := claimReady(liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, tc.status))
+			ready, reason, err := claimReady(liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, tc.status), nil, podMetadataWant{})
 			if tc.fails != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.fails) {
 					t.Fatalf("err = %v, want a failure with %s", err, tc.fails)
@@ -279,5 +285,72 @@ func TestAppliedFingerprint(t *testing.T) {
 	fb, _ = appliedOf(ctx, b)
 	if fb.WarmPool != "other" {
 		t.Errorf("warm pool = %q", fb.WarmPool)
+	}
+}
+
+// TestClaimReadyForwardedCondition: v0.5.x copy the sandbox's Ready
+// condition onto the claim, observedGeneration included (the sandbox's
+// generation, 5 here, not the claim's 3 after an update). The wait then
+// asks the sandbox whether that condition is current and carries the
+// claim's pod metadata.
+func TestClaimReadyForwardedCondition(t *testing.T) {
+	readyCond := map[string]any{"type": "Ready", "status": "True", "reason": "DependenciesReady", "message": "",
+		"observedGeneration": int64(2), "lastTransitionTime": "2030-01-01T00:00:00Z"}
+	claim := liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, map[string]any{
+		"sandbox":    map[string]any{"name": "pool-x2x"},
+		"conditions": []any{readyCond},
+	})
+	sandbox := func(gen int64, cond map[string]any, labels map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "pool-x2x", "generation": gen},
+			"spec":     map[string]any{"podTemplate": map[string]any{"metadata": map[string]any{"labels": labels}}},
+			"status":   map[string]any{"conditions": []any{cond}},
+		}}
+		return u
+	}
+	staleCond := map[string]any{"type": "Ready", "status": "True", "reason": "DependenciesReady", "observedGeneration": int64(1), "lastTransitionTime": "2030-01-01T00:00:00Z"}
+	want := podMetadataWant{labels: map[string]string{"sandbox.users.io/session": "s2"}, removedLabels: []string{"sandbox.users.io/old"}}
+	for _, tc := range []struct {
+		name   string
+		sb     *unstructured.Unstructured
+		want   podMetadataWant
+		ready  bool
+		reason string
+	}{
+		{"lifecycle change: the sandbox's condition is current", sandbox(2, readyCond, nil), podMetadataWant{}, true, ""},
+		{"pod labels copied", sandbox(2, readyCond, map[string]any{"sandbox.users.io/session": "s2"}), want, true, ""},
+		{"pod label not yet copied", sandbox(2, readyCond, map[string]any{"sandbox.users.io/session": "s1"}), want, false, "not yet copied pod label sandbox.users.io/session"},
+		{"pod label not yet removed", sandbox(2, readyCond, map[string]any{"sandbox.users.io/session": "s2", "sandbox.users.io/old": "x"}), want, false, "not yet removed pod label sandbox.users.io/old"},
+		{"sandbox changed since", sandbox(3, readyCond, nil), podMetadataWant{}, false, "generation 3 of sandbox pool-x2x"},
+		{"claim behind its sandbox", sandbox(1, staleCond, nil), podMetadataWant{}, false, "does not yet show its sandbox's Ready condition"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			get := func(name string) (*unstructured.Unstructured, error) {
+				if name != "pool-x2x" {
+					t.Errorf("read sandbox %q", name)
+				}
+				return tc.sb, nil
+			}
+			ready, reason, err := claimReady(claim, get, tc.want)
+			if err != nil || ready != tc.ready || !strings.Contains(reason, tc.reason) {
+				t.Errorf("ready=%v reason=%q err=%v; want %v, %q", ready, reason, err, tc.ready, tc.reason)
+			}
+		})
+	}
+	// Without the sandbox (Read, the data source) the forwarded condition
+	// is what `ready` shows.
+	c, _ := decode(claim)
+	if st := readStatus(c); !st.ready || !st.forwarded {
+		t.Errorf("readStatus of a forwarded True condition: %+v", st)
+	}
+}
+
+func TestWantPodMetadata(t *testing.T) {
+	obj := liveClaim(map[string]any{"additionalPodMetadata": map[string]any{"labels": map[string]any{"a/b": "2"}}}, nil)
+	prior := liveClaim(map[string]any{"additionalPodMetadata": map[string]any{
+		"labels": map[string]any{"a/b": "1", "a/c": "x"}, "annotations": map[string]any{"n": "v"}}}, nil)
+	w := wantPodMetadata(obj, prior)
+	if fmt.Sprint(w) != fmt.Sprint(podMetadataWant{labels: map[string]string{"a/b": "2"}, removedLabels: []string{"a/c"}, removedAnnotations: []string{"n"}}) {
+		t.Errorf("got %+v", w)
 	}
 }

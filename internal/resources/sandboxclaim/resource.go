@@ -3,6 +3,8 @@ package sandboxclaim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -10,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -200,7 +203,7 @@ func (r *claimResource) Create(ctx context.Context, req resource.CreateRequest, 
 		return
 	}
 	resp.Diagnostics.Append(writeApplied(ctx, resp.Private, plan)...)
-	r.finish(ctx, live, &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, live, &plan, wantPodMetadata(obj, nil), &resp.State, &resp.Diagnostics)
 }
 
 func (r *claimResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -243,33 +246,84 @@ func (r *claimResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	obj, diags := build(ctx, plan)
 	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The configuration declares the whole spec: a forced apply takes back
-	// what others changed, and ApplyExclusive also removes what they added
-	// (a shutdown time, pod labels), so the plan's repair really happens.
-	live, diags := Kind.ApplyExclusive(ctx, r.meta, obj, "spec")
+	prior, diags := build(ctx, state)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var live *unstructured.Unstructured
+	if equality.Semantic.DeepEqual(obj.Object, prior.Object) {
+		// Nothing the claim holds changes (only `timeouts` or
+		// `wait_for_ready`): the claim is not written at all, so its
+		// generation stays and the controller has nothing to do. The state
+		// is refreshed from one GET.
+		tflog.Debug(ctx, "no change to the sandbox claim itself; not writing it", map[string]any{"claim": Kind.Ref(state.Namespace.ValueString(), state.Name.ValueString()).String()})
+		var found bool
+		live, found, diags = Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if !found {
+			resp.Diagnostics.AddError("Sandbox claim disappeared",
+				fmt.Sprintf("%s was deleted while Terraform updated it. Apply again to create it anew.", Kind.Ref(state.Namespace.ValueString(), state.Name.ValueString())))
+			return
+		}
+	} else {
+		// The configuration declares the whole spec: a forced apply takes back
+		// what others changed, and ApplyExclusive also removes what they added
+		// (a shutdown time, pod labels), so the plan's repair really happens.
+		live, diags = Kind.ApplyExclusive(ctx, r.meta, obj, "spec")
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	resp.Diagnostics.Append(writeApplied(ctx, resp.Private, plan)...)
-	r.finish(ctx, live, &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, live, &plan, wantPodMetadata(obj, prior), &resp.State, &resp.Diagnostics)
+}
+
+// wantPodMetadata is what the claim's pod metadata must have done to its
+// sandbox once the controller acted on obj, which replaced prior (nil on
+// create): see forwardedIsCurrent.
+func wantPodMetadata(obj, prior *unstructured.Unstructured) podMetadataWant {
+	var w podMetadataWant
+	w.labels, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "additionalPodMetadata", "labels")
+	w.annotations, _, _ = unstructured.NestedStringMap(obj.Object, "spec", "additionalPodMetadata", "annotations")
+	if prior == nil {
+		return w
+	}
+	oldLabels, _, _ := unstructured.NestedStringMap(prior.Object, "spec", "additionalPodMetadata", "labels")
+	oldAnnotations, _, _ := unstructured.NestedStringMap(prior.Object, "spec", "additionalPodMetadata", "annotations")
+	for k := range oldLabels {
+		if _, ok := w.labels[k]; !ok {
+			w.removedLabels = append(w.removedLabels, k)
+		}
+	}
+	for k := range oldAnnotations {
+		if _, ok := w.annotations[k]; !ok {
+			w.removedAnnotations = append(w.removedAnnotations, k)
+		}
+	}
+	sort.Strings(w.removedLabels)
+	sort.Strings(w.removedAnnotations)
+	return w
 }
 
 // finish waits for the claim if asked to and stores it. The state is
 // stored even when the wait fails: the claim exists, and Terraform must
 // know it (after a failed create it is tainted and replaced by the next
 // apply).
-func (r *claimResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, state interface {
+func (r *claimResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, want podMetadataWant, state interface {
 	Set(context.Context, any) diag.Diagnostics
 }, out *diag.Diagnostics) {
 	var waitDiags diag.Diagnostics
 	if m.WaitForReady.ValueBool() {
-		live, waitDiags = waitReady(ctx, r.meta, live)
+		live, waitDiags = waitReady(ctx, r.meta, live, want)
 	}
 	out.Append(flatten(ctx, live, m, r.meta.FieldManager())...)
 	out.Append(state.Set(ctx, m)...)

@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
@@ -28,6 +30,26 @@ type claimStatus struct {
 	found                   bool
 	status, reason, message string
 	current                 bool
+	// forwarded: the condition is the sandbox's own Ready condition, which
+	// every v0.5.x claim controller copies unchanged, observedGeneration
+	// included (extensions/controllers/sandboxclaim_controller.go:824-828
+	// at v0.5.6, :582 at v0.5.0): there it is the sandbox's generation, not
+	// the claim's, and says nothing about whether the claim's generation
+	// was acted on. Upstream fixed it after v0.5.6 (main 365a29c8).
+	forwarded          bool
+	observedGeneration int64
+}
+
+// claimReasons are the Ready reasons the claim controller writes itself,
+// always with the claim's generation (sandboxclaim_controller.go:693-837 at
+// v0.5.6). Any other reason comes from the sandbox.
+var claimReasons = map[string]bool{
+	extv1beta1.ReasonTemplateNotFound: true, extv1beta1.ReasonWarmPoolNotFound: true,
+	extv1beta1.ReasonAdoptionConflict: true, extv1beta1.ReasonSandboxCreatePending: true,
+	extv1beta1.ReasonInvalidMetadata: true, extv1beta1.ReasonEnvVarsInjectionRejected: true,
+	extv1beta1.ReasonVolumeClaimTemplatesError: true, extv1beta1.ReasonClaimExpired: true,
+	extv1beta1.ReasonSandboxMissing: true, extv1beta1.ReasonSandboxExpired: true,
+	extv1beta1.ReasonSandboxNotReady: true,
 }
 
 func readStatus(c *extv1beta1.SandboxClaim) claimStatus {
@@ -41,9 +63,97 @@ func readStatus(c *extv1beta1.SandboxClaim) claimStatus {
 	}
 	st.found = true
 	st.status, st.reason, st.message = string(cond.Status), cond.Reason, cond.Message
+	st.observedGeneration = cond.ObservedGeneration
 	st.current = cond.ObservedGeneration == 0 || cond.ObservedGeneration >= c.Generation
-	st.ready = st.current && cond.Status == metav1.ConditionTrue
+	st.forwarded = !claimReasons[cond.Reason] && st.sandbox != ""
+	// What the controller reports is what `ready` shows: a forwarded
+	// condition is the sandbox's current readiness whatever its generation.
+	st.ready = (st.current || st.forwarded) && cond.Status == metav1.ConditionTrue
 	return st
+}
+
+// podMetadataWant is what the claim's additionalPodMetadata must have done
+// to its sandbox once the controller acted on the claim: these labels and
+// annotations present with these values, the removed keys gone (the
+// controller rebuilds the sandbox's pod metadata from the template and the
+// claim, sandboxclaim_controller.go:514-567 at v0.5.6).
+type podMetadataWant struct {
+	labels, annotations               map[string]string
+	removedLabels, removedAnnotations []string
+}
+
+// sandboxGetter reads the claim's sandbox (nil: not available).
+type sandboxGetter func(name string) (*unstructured.Unstructured, error)
+
+// forwardedIsCurrent says whether a forwarded Ready condition describes
+// the claim as it is now: it is still the sandbox's current Ready condition
+// (for the sandbox's own generation), and the sandbox carries the claim's
+// pod metadata, so the controller has acted on the claim's last change.
+func forwardedIsCurrent(st claimStatus, sb *unstructured.Unstructured, want podMetadataWant) (bool, string) {
+	sc, err := decodeSandboxReady(sb)
+	if err != nil {
+		return false, err.Error()
+	}
+	switch {
+	case sc == nil:
+		return false, fmt.Sprintf("sandbox %s reports no Ready condition yet", sb.GetName())
+	case sc.ObservedGeneration < sb.GetGeneration():
+		return false, fmt.Sprintf("the controller has not yet acted on generation %d of sandbox %s", sb.GetGeneration(), sb.GetName())
+	case string(sc.Status) != st.status || sc.Reason != st.reason || sc.ObservedGeneration != st.observedGeneration:
+		return false, fmt.Sprintf("the claim does not yet show its sandbox's Ready condition (%s, %s)", sc.Status, sc.Reason)
+	}
+	labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "annotations")
+	for _, kv := range []struct {
+		what       string
+		have, want map[string]string
+		removed    []string
+	}{
+		{"label", labels, want.labels, want.removedLabels},
+		{"annotation", annotations, want.annotations, want.removedAnnotations},
+	} {
+		for k, v := range kv.want {
+			if got, ok := kv.have[k]; !ok || got != v {
+				return false, fmt.Sprintf("the controller has not yet copied pod %s %s=%q to sandbox %s", kv.what, k, v, sb.GetName())
+			}
+		}
+		for _, k := range kv.removed {
+			if _, ok := kv.have[k]; ok {
+				return false, fmt.Sprintf("the controller has not yet removed pod %s %s from sandbox %s", kv.what, k, sb.GetName())
+			}
+		}
+	}
+	return true, ""
+}
+
+func decodeSandboxReady(sb *unstructured.Unstructured) (*metav1.Condition, error) {
+	conds, _, err := unstructured.NestedSlice(sb.Object, "status", "conditions")
+	if err != nil {
+		return nil, fmt.Errorf("reading sandbox %s: %w", sb.GetName(), err)
+	}
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != agentsv1beta1.ConditionReady.String() {
+			continue
+		}
+		out := &metav1.Condition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, out); err != nil {
+			return nil, fmt.Errorf("reading sandbox %s: %w", sb.GetName(), err)
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// pendingReasons are Ready reasons the controller gets past by itself,
+// with what the user may do meanwhile; the wait goes on and, if it times
+// out, names the reason and this advice.
+var pendingReasons = map[string]string{
+	// v0.5.x requeue such a claim every minute (sandboxclaim_controller.go:385-401
+	// at v0.5.6), later releases also on the template's creation.
+	extv1beta1.ReasonTemplateNotFound: "the controller retries by itself (every minute up to v0.5.6) and the claim recovers " +
+		"once the warm pool's SandboxTemplate exists; create it (in Terraform, make the pool depend on the template), or " +
+		"point the pool at an existing one",
 }
 
 // terminalReasons are the Ready reasons the controller does not get past by
@@ -52,7 +162,6 @@ func readStatus(c *extv1beta1.SandboxClaim) claimStatus {
 var terminalReasons = map[string]string{
 	extv1beta1.ReasonWarmPoolNotFound: "`warm_pool` names a SandboxWarmPool that does not exist in the claim's namespace. " +
 		"Create it first: set `warm_pool = agentsandbox_warm_pool.<name>.name` so that Terraform orders them.",
-	extv1beta1.ReasonTemplateNotFound: "The warm pool's SandboxTemplate does not exist. Create it, or point the pool at an existing one.",
 	extv1beta1.ReasonInvalidMetadata: "The controller refused `additional_pod_metadata`. Label keys must be in its allowed label " +
 		"domains (its allowed-label-domains setting, by default " + defaultAllowedLabelDomain + "), and may not change a label or " +
 		"annotation the template sets.",
@@ -75,7 +184,9 @@ func (e *claimFailed) Error() string { return fmt.Sprintf("Ready=False (%s): %s"
 
 // claimReady is the readiness of a claim: its Ready condition, for its
 // current generation, is True. A terminal reason ends the wait at once.
-func claimReady(obj *unstructured.Unstructured) (bool, string, error) {
+// getSandbox (may be nil) reads the claim's sandbox, to tell whether a
+// condition forwarded from it is current (see forwardedIsCurrent).
+func claimReady(obj *unstructured.Unstructured, getSandbox sandboxGetter, want podMetadataWant) (bool, string, error) {
 	c, err := decode(obj)
 	if err != nil {
 		return false, "", err
@@ -84,9 +195,18 @@ func claimReady(obj *unstructured.Unstructured) (bool, string, error) {
 	switch {
 	case !st.found:
 		return false, "no Ready condition reported yet (is the agent-sandbox controller running with its extensions?)", nil
+	case !st.current && st.forwarded && getSandbox != nil:
+		sb, err := getSandbox(st.sandbox)
+		if err != nil {
+			return false, fmt.Sprintf("reading sandbox %s: %v", st.sandbox, err), nil
+		}
+		if ok, why := forwardedIsCurrent(st, sb, want); !ok {
+			return false, why, nil
+		}
 	case !st.current:
 		return false, fmt.Sprintf("the controller has not yet acted on generation %d", c.Generation), nil
-	case st.ready:
+	}
+	if st.status == string(metav1.ConditionTrue) {
 		return true, "", nil
 	}
 	if _, terminal := terminalReasons[st.reason]; terminal {
@@ -99,24 +219,30 @@ func claimReady(obj *unstructured.Unstructured) (bool, string, error) {
 	if st.message != "" {
 		out += ": " + st.message
 	}
+	if hint, ok := pendingReasons[st.reason]; ok {
+		out += "; " + hint
+	}
 	return false, out, nil
 }
 
 // waitReady watches the claim until claimReady and returns the claim as
 // last seen (the state is made from it, so no extra GET).
-func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstructured, want podMetadataWant) (*unstructured.Unstructured, diag.Diagnostics) {
 	c, diags := meta.Kube(ctx)
 	if diags.HasError() {
 		return live, diags
 	}
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	getSandbox := func(name string) (*unstructured.Unstructured, error) {
+		return c.Get(ctx, agentsv1beta1.SandboxGVR, ref.Namespace, name)
+	}
 	var mu sync.Mutex
 	last := live
 	check := func(obj *unstructured.Unstructured) (bool, string, error) {
 		mu.Lock()
 		last = obj.DeepCopy()
 		mu.Unlock()
-		return claimReady(obj)
+		return claimReady(obj, getSandbox, want)
 	}
 	start := time.Now()
 	tflog.Info(ctx, "waiting for the sandbox claim to be ready", map[string]any{"claim": ref.String()})

@@ -126,7 +126,12 @@ func TestPoolReady(t *testing.T) {
 		{"shrinking", map[string]any{"replicas": int64(2)}, map[string]any{"replicas": int64(5), "readyReplicas": int64(5), "observedGeneration": int64(2)}, false, "3 more to be removed"},
 		{"empty pool, status omitted", map[string]any{"replicas": int64(0)}, map[string]any{"observedGeneration": int64(2)}, true, ""},
 		{"default replicas", map[string]any{}, map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "observedGeneration": int64(2)}, true, ""},
-		{"no status yet", map[string]any{"replicas": int64(1)}, nil, false, "generation 2"},
+		{"no status yet", map[string]any{"replicas": int64(1)}, nil, false, "no status reported yet"},
+		// v0.5.0 to v0.5.5 report no observedGeneration: the counts decide
+		// here (and waitReady then checks the sandboxes themselves).
+		{"v0.5.5: ready, no observedGeneration", map[string]any{"replicas": int64(3)}, map[string]any{"replicas": int64(3), "readyReplicas": int64(3)}, true, ""},
+		{"v0.5.5: filling, no observedGeneration", map[string]any{"replicas": int64(3)}, map[string]any{"replicas": int64(3), "readyReplicas": int64(1)}, false, "1 of 3 sandboxes ready"},
+		{"v0.5.5: shrinking, no observedGeneration", map[string]any{"replicas": int64(1)}, map[string]any{"replicas": int64(3), "readyReplicas": int64(3)}, false, "2 more to be removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec["sandboxTemplateRef"] = map[string]any{"name": "python"}

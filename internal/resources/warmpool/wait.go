@@ -23,13 +23,22 @@ import (
 // exactly the wanted number of sandboxes exists and is ready. A pool
 // scaled down is not ready while it still holds the surplus. The pool has
 // no conditions upstream, so there is no failure it could report.
+//
+// status.observedGeneration exists only from agent-sandbox v0.5.6
+// (extensions/api/v1beta1/sandboxwarmpool_types.go:113 at v0.5.6; v0.5.0 to
+// v0.5.5 have no such field, and their CRDs prune it). Where it is not
+// reported the counts alone decide here, and waitReady then checks the
+// pool's sandboxes themselves (sandboxesReady).
 func poolReady(obj *unstructured.Unstructured) (bool, string, error) {
 	pool, err := decode(obj)
 	if err != nil {
 		return false, "", err
 	}
-	if gen := pool.Generation; pool.Status.ObservedGeneration < gen {
-		return false, fmt.Sprintf("the controller has not yet acted on generation %d (it has on %d)", gen, pool.Status.ObservedGeneration), nil
+	if _, hasStatus := obj.Object["status"]; !hasStatus && liveReplicas(pool) > 0 {
+		return false, "no status reported yet (is the agent-sandbox controller running with its extensions?)", nil
+	}
+	if gen, seen := pool.Generation, pool.Status.ObservedGeneration; seen != 0 && seen < gen {
+		return false, fmt.Sprintf("the controller has not yet acted on generation %d (it has on %d)", gen, seen), nil
 	}
 	want := liveReplicas(pool)
 	ready, have := int64(pool.Status.ReadyReplicas), int64(pool.Status.Replicas)
@@ -68,6 +77,9 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 	mu.Lock()
 	defer mu.Unlock()
 	if err == nil {
+		err = sandboxesReady(ctx, c, last)
+	}
+	if err == nil {
 		tflog.Info(ctx, "warm pool ready", map[string]any{"pool": ref.String(), "elapsed_ms": time.Since(start).Milliseconds()})
 		return last, diags
 	}
@@ -81,6 +93,33 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 	defer cancel()
 	diags.AddError("Warm pool not ready", describeUnready(dctx, meta, last, waitErr, what))
 	return last, diags
+}
+
+// sandboxesReady is the second half of the wait where the release does not
+// report status.observedGeneration (before v0.5.6): the counts in the status
+// may predate the change just applied, so the pool's sandboxes themselves
+// must be there and ready, and no surplus one left (a sandbox being deleted
+// is not ready). Where observedGeneration is reported it returns at once.
+func sandboxesReady(ctx context.Context, c *kube.Client, obj *unstructured.Unstructured) error {
+	pool, err := decode(obj)
+	if err != nil {
+		return err
+	}
+	want := liveReplicas(pool)
+	if pool.Status.ObservedGeneration != 0 || want == 0 {
+		return nil
+	}
+	selector := pool.Status.Selector
+	if selector == "" {
+		selector = sandboxapi.WarmPoolSelector(pool.Name)
+	}
+	tflog.Debug(ctx, "the controller does not report the pool's observedGeneration (agent-sandbox before v0.5.6): checking its sandboxes", map[string]any{
+		"selector": selector, "want": want,
+	})
+	return c.WaitForSelector(ctx, agentsv1beta1.SandboxGVR, pool.Namespace, selector, int(want), func(sb *unstructured.Unstructured) (bool, string, error) {
+		ok, why := sandboxReady(sb)
+		return ok, why, nil
+	})
 }
 
 // describeUnready says why pool is not ready: its count, each sandbox that
