@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -66,15 +67,38 @@ func RestrictPlatforms(config []byte, platforms []string, dist string) ([]byte, 
 			return nil, fmt.Errorf("platform %s is not one the configuration builds (%v)", p, all)
 		}
 	}
+	// goos × goarch of the wanted platforms, minus the combinations not
+	// wanted (goreleaser's own target names carry GOAMD64/GOARM suffixes,
+	// which this leaves to goreleaser's defaults).
+	var oses, arches []string
+	for _, p := range platforms {
+		goos, goarch, _ := strings.Cut(p, "_")
+		if !slices.Contains(oses, goos) {
+			oses = append(oses, goos)
+		}
+		if !slices.Contains(arches, goarch) {
+			arches = append(arches, goarch)
+		}
+	}
+	var ignore []map[string]string
+	for _, goos := range oses {
+		for _, goarch := range arches {
+			if !slices.Contains(platforms, goos+"_"+goarch) {
+				ignore = append(ignore, map[string]string{"goos": goos, "goarch": goarch})
+			}
+		}
+	}
 	var c map[string]any
 	if err := yaml.Unmarshal(config, &c); err != nil {
 		return nil, err
 	}
 	b := c["builds"].([]any)[0].(map[string]any)
-	delete(b, "goos")
-	delete(b, "goarch")
+	b["goos"] = oses
+	b["goarch"] = arches
 	delete(b, "ignore")
-	b["targets"] = platforms
+	if len(ignore) > 0 {
+		b["ignore"] = ignore
+	}
 	if dist != "" {
 		c["dist"] = dist
 	}

@@ -243,6 +243,16 @@ func TestGoreleaserPlatforms(t *testing.T) {
 	if !strings.Contains(string(restricted), "{{ .ProjectName }}_v{{ .Version }}") {
 		t.Errorf("restricted configuration lost the binary name:\n%s", restricted)
 	}
+	restricted, err = RestrictPlatforms(cfg, []string{"linux_amd64", "darwin_arm64", "windows_amd64"}, "/tmp/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Platforms(restricted); err != nil || !slices.Equal(got, []string{"darwin_arm64", "linux_amd64", "windows_amd64"}) {
+		t.Errorf("restricted platforms %v, %v", got, err)
+	}
+	if !strings.Contains(string(restricted), "dist: /tmp/d") {
+		t.Errorf("restricted configuration does not write to /tmp/d:\n%s", restricted)
+	}
 	if _, err := RestrictPlatforms(cfg, []string{"plan9_amd64"}, ""); err == nil {
 		t.Error("restricting to a platform the configuration does not build succeeded")
 	}
