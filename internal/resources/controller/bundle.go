@@ -62,6 +62,10 @@ func prepare(ctx context.Context, m *controllerModel) (*bundle, diag.Diagnostics
 	}
 	objs := mergeFiles(parsed)
 
+	if found := findKoPlaceholders(objs); len(found) > 0 {
+		diags.AddAttributeError(src.attrPath(), "Manifest with unresolved ko:// images", koPlaceholderError(found, m.Version.ValueString()))
+		return nil, diags
+	}
 	if reg := m.ImageRegistry.ValueString(); reg != "" {
 		if _, err := rewriteImages(objs, reg); err != nil {
 			diags.AddAttributeError(path.Root("image_registry"), "Cannot rewrite images", err.Error())

@@ -69,6 +69,69 @@ func rewriteImages(objs []object, registry string) (int, error) {
 	return n, nil
 }
 
+// koPrefix marks an image placeholder of ko, upstream's image builder: its
+// k8s/ manifests name the controller image
+// ko://sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+// (k8s/controller.yaml:113 at v0.5.6), and only its release tool
+// (dev/tools/release:170 at v0.5.6) replaces it with the published image.
+const koPrefix = "ko://"
+
+// koPlaceholder is an image left as a ko placeholder, and where.
+type koPlaceholder struct {
+	where, object, container, image string
+}
+
+// findKoPlaceholders lists every container image of every workload that is
+// still a ko:// placeholder: a manifest that never went through upstream's
+// release tooling (raw `kubectl kustomize k8s` output). Applied as is, the
+// image cannot be pulled (and rewritten by image_registry it becomes a
+// reference no registry serves), so the Deployment never becomes ready.
+func findKoPlaceholders(objs []object) []koPlaceholder {
+	var out []koPlaceholder
+	for _, o := range objs {
+		path, ok := podSpecPaths[o.GroupVersionKind().GroupKind().String()]
+		if !ok {
+			continue
+		}
+		spec, found, err := unstructured.NestedMap(o.Object, path...)
+		if err != nil || !found {
+			continue
+		}
+		for _, list := range containerLists {
+			containers, _, _ := unstructured.NestedSlice(spec, list)
+			for _, c := range containers {
+				m, _ := c.(map[string]any)
+				image, _ := m["image"].(string)
+				if strings.HasPrefix(image, koPrefix) {
+					name, _ := m["name"].(string)
+					out = append(out, koPlaceholder{where: o.where(), object: keyOf(o.Unstructured).String(), container: name, image: image})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// koPlaceholderError says what was found and what to do instead.
+func koPlaceholderError(found []koPlaceholder, version string) string {
+	var b strings.Builder
+	b.WriteString("The manifest still holds ko:// image placeholders, which no registry serves:\n\n")
+	for _, f := range found {
+		fmt.Fprintf(&b, "  - %s: %s, container %q: %s\n", f.where, f.object, f.container, f.image)
+	}
+	tag := version
+	if tag == "" {
+		tag = "<release tag>"
+	}
+	fmt.Fprintf(&b, "\nThis is raw `kubectl kustomize k8s` output of the agent-sandbox repository: only upstream's release "+
+		"tooling replaces the placeholder with the published image. Nothing was applied. Either install a published "+
+		"release (`version = \"%[1]s\"`, or `url`/`manifest` with the release asset sandbox-with-extensions.yaml), or "+
+		"replace the placeholder yourself before handing the YAML over, e.g.\n\n"+
+		"  sed 's#ko://sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller#registry.k8s.io/agent-sandbox/agent-sandbox-controller:%[1]s#'\n\n"+
+		"(with `image_registry` set, the rewritten image is then pulled from your mirror).", tag)
+	return b.String()
+}
+
 // rewriteImage replaces the registry of an image reference, keeping its
 // repository path and its tag or digest:
 //

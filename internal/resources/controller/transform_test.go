@@ -193,3 +193,62 @@ func TestControllerNamespace(t *testing.T) {
 		t.Errorf("namespace only: %q", ns)
 	}
 }
+
+// TestKoPlaceholdersAreRefused: raw `kubectl kustomize k8s` output names
+// the controller image ko://... (k8s/controller.yaml:113 at v0.5.6). It is
+// found, named with its place, and the message says how to get a real
+// image; a published release's image is not reported.
+func TestKoPlaceholdersAreRefused(t *testing.T) {
+	const doc = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: agent-sandbox-controller
+  namespace: agent-sandbox-system
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: init
+        image: registry.k8s.io/pause:3.10
+      containers:
+      - name: agent-sandbox-controller
+        image: ko://sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller
+`
+	objs, err := parseManifest(manifestFile{Source: "kustomize.yaml", Data: []byte(doc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := findKoPlaceholders(objs)
+	if len(found) != 1 || found[0].container != "agent-sandbox-controller" || !strings.HasPrefix(found[0].image, "ko://") {
+		t.Fatalf("found %+v, want the one ko:// container", found)
+	}
+	msg := koPlaceholderError(found, "v0.5.6")
+	for _, want := range []string{
+		`Deployment.apps "agent-sandbox-system/agent-sandbox-controller"`,
+		"kubectl kustomize", "Nothing was applied",
+		"registry.k8s.io/agent-sandbox/agent-sandbox-controller:v0.5.6",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	for _, v := range bundles.Versions() {
+		assets, err := bundles.Assets(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range assets {
+			data, err := bundles.Read(v, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := parseManifest(manifestFile{Source: v + "/" + a, Data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found := findKoPlaceholders(objs); len(found) != 0 {
+				t.Errorf("%s/%s: placeholders reported in a published release: %+v", v, a, found)
+			}
+		}
+	}
+}
