@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/selfstats"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
@@ -20,11 +21,15 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "start the provider in debug mode for debuggers such as delve; prints TF_REATTACH_PROVIDERS")
 	flag.Parse()
 
+	// Profiling and request statistics for benchmarks (see package selfstats);
+	// nothing happens unless their environment variables are set.
+	stop := selfstats.Start()
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         provider.RegistryAddress,
 		Debug:           debug,
 		ProtocolVersion: 6,
 	})
+	stop()
 	if err != nil {
 		log.Fatal(err)
 	}
