@@ -20,6 +20,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
@@ -61,7 +62,7 @@ func (r *networkPolicyResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *networkPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = resourceSchema(ctx)
+	resp.Schema = schematypes.Resource(resourceSchema(ctx))
 }
 
 func (r *networkPolicyResource) ConfigValidators(context.Context) []resource.ConfigValidator {
