@@ -2,6 +2,7 @@ package object
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -46,19 +47,30 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 		return nil, diags
 	}
 	ref := k.Ref(obj.GetNamespace(), obj.GetName())
-	_, err := c.Get(ctx, k.GVR, ref.Namespace, ref.Name)
+	// Atomic: the server refuses the create when the object exists, so two
+	// resources naming one object (in one parallel apply, or in two
+	// configurations) can never both create it (kube.Client.Create).
+	live, err := c.Create(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
+	var partial *kube.PartialCreateError
 	switch {
 	case err == nil:
+		return live, diags
+	case kube.IsAlreadyExists(err):
 		diags.AddError(fmt.Sprintf("%s already exists", ref),
 			fmt.Sprintf("The cluster already has %s, so creating it would take over an object this configuration "+
-				"does not manage. Import it instead:\n\n  terraform import %s.<name> %s\n\nor choose another name.",
+				"does not manage (another resource, configuration or person created it). Import it instead:\n\n"+
+				"  terraform import %s.<name> %s\n\nor choose another name.",
 				ref, k.ResourceType, ID(ref.Namespace, ref.Name)))
 		return nil, diags
-	case !kube.IsNotFound(err) || kube.IsResourceNotServed(err):
-		diags.Append(k.diagnose(ctx, c, err, "get", ref)...)
+	case errors.As(err, &partial):
+		diags.AddError(fmt.Sprintf("%s was created, but the provider could not finish taking ownership", ref),
+			fmt.Sprintf("%v\n\nThe object exists in the cluster but is not in the Terraform state. Import it (no "+
+				"other resource created it: the create was atomic), then apply again:\n\n  terraform import %s.<name> %s",
+				err, k.ResourceType, ID(ref.Namespace, ref.Name)))
 		return nil, diags
 	}
-	return k.Apply(ctx, meta, obj)
+	diags.Append(k.diagnose(ctx, c, err, "create", ref)...)
+	return nil, diags
 }
 
 // Apply server-side applies obj (create or update).
@@ -68,6 +80,11 @@ func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unst
 		return nil, diags
 	}
 	out, err := c.Apply(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
+	if err == nil {
+		// Free when there is nothing to adopt; otherwise it finishes a
+		// create that was interrupted after its POST (see kube.Create).
+		out, err = c.AdoptUpdateEntries(ctx, k.GVR, out, meta.FieldManager())
+	}
 	if err != nil {
 		diags.Append(k.diagnose(ctx, c, err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)
 		return nil, diags
