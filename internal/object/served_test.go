@@ -130,6 +130,20 @@ func TestNotServedSaysWhatIsServedAndWhatIsRequired(t *testing.T) {
 			if diags.HasError() != tc.readIsError {
 				t.Fatalf("read error = %v, want %v: %v", diags.HasError(), tc.readIsError, diags)
 			}
+
+			// Delete judges as Read does: a removed CRD took its objects
+			// with it, but where only another version is served the object
+			// may still exist, and a destroy must not pass silently.
+			diags = poolKindForServedTests.Delete(ctx, meta, "agents", "pool", kube.DeleteOptions{})
+			if diags.HasError() != tc.readIsError {
+				t.Fatalf("delete error = %v, want %v: %v", diags.HasError(), tc.readIsError, diags)
+			}
+			if tc.readIsError {
+				d := diags.Errors()[0]
+				if d.Summary() != tc.summary || !strings.Contains(d.Detail(), "Request: delete") {
+					t.Errorf("delete diagnostic = %s: %s", d.Summary(), d.Detail())
+				}
+			}
 		})
 	}
 }

@@ -123,9 +123,12 @@ type DeleteOptions struct {
 }
 
 // Delete asks the server to delete an object. existed is false, with no
-// error, when the object (or its whole kind) was already gone: Terraform's
-// Delete treats that as success. Deletion may complete later (finalizers, foreground
-// propagation); use WaitForDeletion to wait for it.
+// error, when the object was already gone: Terraform's Delete treats that
+// as success. A kind the server does not serve is an error
+// (IsResourceNotServed): the object may exist at a version the server does
+// serve, and only the caller can judge (see object.Kind.Delete). Deletion
+// may complete later (finalizers, foreground propagation); use
+// WaitForDeletion to wait for it.
 func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts DeleteOptions) (existed bool, err error) {
 	do := metav1.DeleteOptions{}
 	if opts.Propagation != "" {
@@ -136,10 +139,7 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 		do.DryRun = []string{metav1.DryRunAll}
 	}
 	err = c.resource(gvr, namespace).Delete(ctx, name, do)
-	if apierrors.IsNotFound(err) {
-		// Also when the kind itself is no longer served (its CRD was
-		// removed first): then the object cannot exist either, and failing
-		// would leave a destroy stuck on something that is gone.
+	if apierrors.IsNotFound(err) && !IsResourceNotServed(err) {
 		return false, nil
 	}
 	if err != nil {

@@ -56,8 +56,8 @@ func ObjectReady(obj *unstructured.Unstructured) (bool, string, error) {
 	}
 }
 
-// condition finds a status condition by type.
-func condition(obj *unstructured.Unstructured, typ string) (status, reason, message string, found bool) {
+// Condition finds a status condition by type.
+func Condition(obj *unstructured.Unstructured, typ string) (status, reason, message string, found bool) {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
@@ -84,10 +84,10 @@ func generationObserved(obj *unstructured.Unstructured) (bool, string) {
 }
 
 func deploymentReady(obj *unstructured.Unstructured) (bool, string, error) {
-	if s, reason, msg, ok := condition(obj, "Progressing"); ok && s == string(metav1.ConditionFalse) && reason == "ProgressDeadlineExceeded" {
+	if s, reason, msg, ok := Condition(obj, "Progressing"); ok && s == string(metav1.ConditionFalse) && reason == "ProgressDeadlineExceeded" {
 		return false, "", fmt.Errorf("rollout exceeded its progress deadline: %s", msg)
 	}
-	if s, reason, msg, ok := condition(obj, "ReplicaFailure"); ok && s == string(metav1.ConditionTrue) {
+	if s, reason, msg, ok := Condition(obj, "ReplicaFailure"); ok && s == string(metav1.ConditionTrue) {
 		return false, "", fmt.Errorf("pods can not be created (%s): %s", reason, msg)
 	}
 	if ok, why := generationObserved(obj); !ok {
@@ -116,8 +116,8 @@ func deploymentReady(obj *unstructured.Unstructured) (bool, string, error) {
 	if len(pending) > 0 {
 		return false, strings.Join(pending, ", "), nil
 	}
-	if s, reason, msg, ok := condition(obj, "Available"); !ok || s != string(metav1.ConditionTrue) {
-		return false, describeCondition("Available", s, reason, msg), nil
+	if s, reason, msg, ok := Condition(obj, "Available"); !ok || s != string(metav1.ConditionTrue) {
+		return false, DescribeCondition("Available", s, reason, msg), nil
 	}
 	return true, "", nil
 }
@@ -140,13 +140,13 @@ func rolloutReady(obj *unstructured.Unstructured, want int64, readyField, update
 }
 
 func crdReady(obj *unstructured.Unstructured) (bool, string, error) {
-	if s, reason, msg, ok := condition(obj, "NamesAccepted"); ok && s == string(metav1.ConditionFalse) {
+	if s, reason, msg, ok := Condition(obj, "NamesAccepted"); ok && s == string(metav1.ConditionFalse) {
 		return false, "", fmt.Errorf("its names are not accepted (%s): %s", reason, msg)
 	}
 	var pending []string
 	for _, typ := range []string{"NamesAccepted", "Established"} {
-		if s, reason, msg, ok := condition(obj, typ); !ok || s != string(metav1.ConditionTrue) {
-			pending = append(pending, describeCondition(typ, s, reason, msg))
+		if s, reason, msg, ok := Condition(obj, typ); !ok || s != string(metav1.ConditionTrue) {
+			pending = append(pending, DescribeCondition(typ, s, reason, msg))
 		}
 	}
 	if len(pending) > 0 {
@@ -155,7 +155,10 @@ func crdReady(obj *unstructured.Unstructured) (bool, string, error) {
 	return true, "", nil
 }
 
-func describeCondition(typ, status, reason, message string) string {
+// DescribeCondition renders a condition as people read it:
+// `Ready=False (Reason): message`, or "no Ready condition reported yet"
+// when status is empty.
+func DescribeCondition(typ, status, reason, message string) string {
 	if status == "" {
 		return fmt.Sprintf("no %s condition reported yet", typ)
 	}

@@ -130,6 +130,24 @@ func (c *Client) WaitFor(ctx context.Context, gvr schema.GroupVersionResource, n
 	return c.WaitForAll(ctx, []ObjectRef{{GVR: gvr, Namespace: namespace, Name: name}}, check, opts...)
 }
 
+// WaitForObject is WaitFor for one object that also returns the object as
+// check last saw it (nil when it saw none), whatever the outcome: a caller
+// makes its state from it without another GET, and on a timeout it holds
+// the status that explains the failure.
+func (c *Client) WaitForObject(ctx context.Context, ref ObjectRef, check ReadyFunc, opts ...WaitOption) (*unstructured.Unstructured, error) {
+	var mu sync.Mutex
+	var last *unstructured.Unstructured
+	err := c.WaitFor(ctx, ref.GVR, ref.Namespace, ref.Name, func(obj *unstructured.Unstructured) (bool, string, error) {
+		mu.Lock()
+		last = obj.DeepCopy()
+		mu.Unlock()
+		return check(obj)
+	}, opts...)
+	mu.Lock()
+	defer mu.Unlock()
+	return last, err
+}
+
 // WaitForAll waits until check says every object in refs is ready. Objects
 // of one resource and namespace share one list+watch. On timeout the
 // *WaitError names every object still not ready and why.
@@ -652,9 +670,9 @@ func ConditionReady(condType string) ReadyFunc {
 			}
 			reason, _ := m["reason"].(string)
 			message, _ := m["message"].(string)
-			return false, describeCondition(condType, status, reason, message), nil
+			return false, DescribeCondition(condType, status, reason, message), nil
 		}
-		return false, describeCondition(condType, "", "", ""), nil
+		return false, DescribeCondition(condType, "", "", ""), nil
 	}
 }
 

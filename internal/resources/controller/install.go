@@ -532,6 +532,11 @@ func (in *installer) deleteEntry(ctx context.Context, e inventoryEntry) (kube.Ob
 	}
 	ref.GVR = m.GVR
 	existed, err := in.c.Delete(ctx, m.GVR, e.Namespace, e.Name, kube.DeleteOptions{Propagation: metav1.DeletePropagationBackground})
+	if kube.IsResourceNotServed(err) {
+		// Its CRD went first (in this uninstall or out of band): the
+		// object went with it.
+		return ref, false, diags
+	}
 	if err != nil {
 		diags.Append(kube.Diagnostics(err, "delete", ref)...)
 		return ref, false, diags
