@@ -129,6 +129,12 @@ func (k Kind) Read(ctx context.Context, meta *conn.Meta, namespace, name string)
 // Delete deletes the object and waits, bounded by ctx, until it is gone, so
 // that a replacement or a dependent deletion never races with it. An object
 // already gone is success.
+//
+// A kind that is not served is judged as Read judges it: with its CRD
+// removed, its objects went with it (success); on a cluster serving the
+// group only at other versions (v1alpha1 on an older GKE add-on) the object
+// may well still exist, so the deletion fails with what was found and what
+// is required instead of reporting a destroy that did nothing.
 func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name string, opts kube.DeleteOptions) diag.Diagnostics {
 	c, diags := meta.Kube(ctx)
 	if diags.HasError() {
@@ -136,6 +142,13 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 	}
 	ref := k.Ref(namespace, name)
 	existed, err := c.Delete(ctx, k.GVR, namespace, name, opts)
+	if kube.IsResourceNotServed(err) {
+		n := k.checkServed(ctx, c)
+		if n.group.Err != nil || n.otherVersionsOnly() {
+			diags.Append(n.diagnostics("delete", ref, err)...)
+		}
+		return diags
+	}
 	if err != nil {
 		diags.Append(k.diagnose(ctx, c, err, "delete", ref)...)
 		return diags
