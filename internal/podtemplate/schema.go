@@ -215,7 +215,8 @@ func containerAttributes() map[string]schema.Attribute {
 				"limits": schema.MapAttribute{
 					Required:    true,
 					ElementType: types.StringType,
-					MarkdownDescription: "Maximum resources, by name: `cpu` and `memory` are required, e.g. " +
+					MarkdownDescription: "Maximum resources, by name: `cpu` and `memory` are required and must be above zero (the kubelet " +
+						"reads a zero limit as no limit), e.g. " +
 						"`{ cpu = \"1\", memory = \"1Gi\" }`. Quantities keep the spelling you give them.",
 					Validators: resourceMapValidators(),
 				},

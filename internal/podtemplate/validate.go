@@ -344,6 +344,17 @@ func (v *checker) resources(o types.Object, p path.Path) {
 			"limits must set %s: an untrusted workload without limits can take its node's CPU and memory from "+
 				"every other pod. For example limits = { cpu = \"1\", memory = \"1Gi\" }.", strings.Join(missing, " and "))
 	}
+	// The kubelet reads a zero limit as no limit at all, so "0" would pass
+	// the check above and still leave the workload unbounded.
+	for _, r := range []string{"cpu", "memory"} {
+		// Negative values are refused by the attribute's own validator.
+		if q, ok := limits[r]; ok && q.Sign() == 0 {
+			v.errorf(p.AtName("limits").AtMapKey(r), "Resource limit must be positive",
+				"The %s limit %q is zero, and the kubelet treats a zero %s limit as no limit: the untrusted "+
+					"workload could take all of its node's %s. Set a positive limit, for example %s.",
+				r, m.Limits.Elements()[r].(types.String).ValueString(), r, r, map[string]string{"cpu": `cpu = "1"`, "memory": `memory = "1Gi"`}[r])
+		}
+	}
 	for name, rq := range quantities(m.Requests) {
 		if lq, ok := limits[name]; ok && rq.Cmp(lq) > 0 {
 			v.errorf(p.AtName("requests").AtMapKey(name), "Request above limit",

@@ -56,6 +56,10 @@ func badCases() []badCase {
 		{"bad quantity", set("containers.0.resources.limits.memory", "1Gx"), []string{c0 + `.resources.limits["memory"]`}},
 		{"negative quantity", set("containers.0.resources.limits.cpu", "-1"), []string{c0 + `.resources.limits["cpu"]`}},
 		{"bad resource name", set("containers.0.resources.limits.gpu", "1"), []string{c0 + `.resources.limits["gpu"]`}},
+		{"zero cpu limit", set("containers.0.resources.limits.cpu", "0"), []string{c0 + `.resources.limits["cpu"]`}},
+		{"zero memory limit", set("containers.0.resources.limits.memory", "0Mi"), []string{c0 + `.resources.limits["memory"]`}},
+		{"both limits zero", set("containers.0.resources.limits", map[string]any{"cpu": "0", "memory": "0"}),
+			[]string{c0 + `.resources.limits["cpu"]`, c0 + `.resources.limits["memory"]`}},
 		{"request above limit", set("containers.0.resources.requests", map[string]any{"cpu": "1500m"}), []string{c0 + `.resources.requests["cpu"]`}},
 		// env
 		{"env value and value_from", set("containers.0.env", []any{map[string]any{"name": "A", "value": "x",
