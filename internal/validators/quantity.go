@@ -23,7 +23,7 @@ func Quantity() validator.String {
 		desc:    "must be a Kubernetes quantity such as 500m, 2, 512Mi or 1Gi",
 		check: func(s string) []string {
 			if _, err := resource.ParseQuantity(s); err != nil {
-				return []string{err.Error()}
+				return quantityProblem(s, err)
 			}
 			return nil
 		},
@@ -39,7 +39,7 @@ func NonNegativeQuantity() validator.String {
 		check: func(s string) []string {
 			q, err := resource.ParseQuantity(s)
 			if err != nil {
-				return []string{err.Error()}
+				return quantityProblem(s, err)
 			}
 			if q.Sign() < 0 {
 				return []string{"must not be negative"}
@@ -47,6 +47,50 @@ func NonNegativeQuantity() validator.String {
 			return nil
 		},
 	}
+}
+
+// quantityProblem explains why s is not a quantity and, when it looks like a
+// familiar unit spelt another way (1Gb, 512MB, 2 Gi, 1gi, 1KiB), which
+// spelling Kubernetes means.
+func quantityProblem(s string, err error) []string {
+	out := []string{err.Error()}
+	if hint := QuantitySuggestion(s); hint != "" {
+		out = append(out, fmt.Sprintf("did you mean %q? Kubernetes writes binary units as Ki, Mi, Gi, Ti "+
+			"(powers of 1024) and decimal units as k, M, G, T (powers of 1000), with no B and no space", hint))
+	}
+	return out
+}
+
+// QuantitySuggestion returns the quantity a user most likely meant by s, a
+// spelling that is not a Kubernetes quantity, or "" when there is no
+// obvious one. Byte-style units (Gb, GB, GiB) become the binary suffix,
+// which is what memory and storage sizes are almost always meant in.
+func QuantitySuggestion(s string) string {
+	t := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
+	if t == "" {
+		return ""
+	}
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' && r != '+' })
+	if i <= 0 {
+		return ""
+	}
+	num, unit := t[:i], t[i:]
+	binary := map[string]string{"k": "Ki", "m": "Mi", "g": "Gi", "t": "Ti", "p": "Pi", "e": "Ei"}
+	u := strings.ToLower(unit)
+	u = strings.TrimSuffix(u, "bytes")
+	u = strings.TrimSuffix(u, "b")
+	u = strings.TrimSuffix(u, "i")
+	if binary[u] == "" {
+		return ""
+	}
+	out := num + binary[u]
+	if out == s {
+		return ""
+	}
+	if _, err := resource.ParseQuantity(out); err != nil {
+		return ""
+	}
+	return out
 }
 
 // ResourceName accepts a compute resource name as used in requests and

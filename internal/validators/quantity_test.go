@@ -2,6 +2,7 @@ package validators
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -69,5 +70,26 @@ func TestValueValidators(t *testing.T) {
 				t.Error("validator has no description")
 			}
 		})
+	}
+}
+
+// TestQuantitySuggestion: byte-style and mis-cased units get the spelling
+// Kubernetes means; values with no obvious intent get none.
+func TestQuantitySuggestion(t *testing.T) {
+	for in, want := range map[string]string{
+		"1Gb": "1Gi", "1GB": "1Gi", "512MB": "512Mi", "512mb": "512Mi", "2 Gi": "2Gi", "1gi": "1Gi",
+		"1GiB": "1Gi", "100KB": "100Ki", "1.5Tb": "1.5Ti", "1K": "1Ki", "4gigabytes": "",
+		"lots": "", "": "", "1Gx": "", "Gi": "",
+	} {
+		if got := QuantitySuggestion(in); got != want {
+			t.Errorf("QuantitySuggestion(%q) = %q, want %q", in, got, want)
+		}
+	}
+	resp := &validator.StringResponse{}
+	NonNegativeQuantity().ValidateString(context.Background(), validator.StringRequest{
+		Path: path.Root("memory"), ConfigValue: types.StringValue("1Gb"),
+	}, resp)
+	if !resp.Diagnostics.HasError() || !strings.Contains(resp.Diagnostics[0].Detail(), `did you mean "1Gi"`) {
+		t.Errorf("1Gb: %v", resp.Diagnostics)
 	}
 }
