@@ -23,6 +23,15 @@ import (
 // agent-sandbox controller; declaring them would fight with it.
 var ReservedPrefixes = []string{"agents.x-k8s.io/", "extensions.agents.x-k8s.io/"}
 
+// LabelCreatedBy is the one reserved-prefix label users set: upstream's
+// claim controller reads it from the claim and copies it to the sandbox
+// and its pod template (extensions/controllers/sandboxclaim_controller.go:
+// 527-558 at v0.5.6).
+const LabelCreatedBy = "agents.x-k8s.io/created-by"
+
+// UserLabels are the labels under ReservedPrefixes a configuration may set.
+var UserLabels = []string{LabelCreatedBy}
+
 // DefaultNamespace is used when a resource does not name one.
 const DefaultNamespace = "default"
 
@@ -67,8 +76,9 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			ElementType: types.StringType,
 			MarkdownDescription: fmt.Sprintf("Labels of the %s object. Only the keys declared here are managed: labels "+
 				"other tools or the controller add are left alone and never show as a diff. Keys under "+
-				"`agents.x-k8s.io/` are reserved for the controller.", kind),
-			Validators: []validator.Map{validators.Labels(ReservedPrefixes...)},
+				"`agents.x-k8s.io/` are reserved for the controller, except `%s`, which users and SDKs set to "+
+				"say who created the object (the controller copies it from a claim to its sandbox and pod).", kind, LabelCreatedBy),
+			Validators: []validator.Map{validators.LabelsAllowing(UserLabels, ReservedPrefixes...)},
 		},
 		"annotations": schema.MapAttribute{
 			Optional:    true,

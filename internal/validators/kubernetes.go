@@ -3,6 +3,7 @@ package validators
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -44,6 +45,13 @@ func Labels(reservedPrefixes ...string) validator.Map {
 	return metadataMap{kind: "label", checkValue: k8svalidation.IsValidLabelValue, reserved: reservedPrefixes}
 }
 
+// LabelsAllowing is Labels with exceptions: the keys in allowed may be set
+// although they lie under a reserved prefix (labels the controller reads
+// from users rather than writes, such as agents.x-k8s.io/created-by).
+func LabelsAllowing(allowed []string, reservedPrefixes ...string) validator.Map {
+	return metadataMap{kind: "label", checkValue: k8svalidation.IsValidLabelValue, reserved: reservedPrefixes, allowed: allowed}
+}
+
 // Annotations validates a map of annotations: keys are qualified names and
 // no key may use a reserved prefix. Values are free text.
 func Annotations(reservedPrefixes ...string) validator.Map {
@@ -54,6 +62,7 @@ type metadataMap struct {
 	kind       string
 	checkValue func(string) []string
 	reserved   []string
+	allowed    []string // exceptions to reserved
 }
 
 func (v metadataMap) Description(context.Context) string {
@@ -63,6 +72,9 @@ func (v metadataMap) Description(context.Context) string {
 	}
 	if len(v.reserved) > 0 {
 		d += fmt.Sprintf("; keys under %s are reserved for the controller", strings.Join(v.reserved, ", "))
+		if len(v.allowed) > 0 {
+			d += fmt.Sprintf(" (except %s)", strings.Join(v.allowed, ", "))
+		}
 	}
 	return d
 }
@@ -81,7 +93,7 @@ func (v metadataMap) ValidateMap(ctx context.Context, req validator.MapRequest, 
 			continue
 		}
 		for _, prefix := range v.reserved {
-			if strings.HasPrefix(key, prefix) {
+			if strings.HasPrefix(key, prefix) && !slices.Contains(v.allowed, key) {
 				resp.Diagnostics.AddAttributeError(p, "Reserved "+v.kind+" key",
 					fmt.Sprintf("%q uses the prefix %q, which the agent-sandbox controller owns; it would overwrite or "+
 						"remove the value. Use a key under your own domain instead.", key, prefix))

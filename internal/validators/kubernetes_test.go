@@ -53,6 +53,8 @@ func TestLabelsAndAnnotations(t *testing.T) {
 		{"bad key", Labels(), map[string]string{"bad key": "a"}, `labels["bad key"]`},
 		{"bad value", Labels(), map[string]string{"team": "not ok!"}, `labels["team"]`},
 		{"reserved", Labels("agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/sandbox-name-hash": "x"}, `labels["agents.x-k8s.io/sandbox-name-hash"]`},
+		{"allowed under a reserved prefix", LabelsAllowing([]string{"agents.x-k8s.io/created-by"}, "agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/created-by": "sdk"}, ""},
+		{"only the allowed key", LabelsAllowing([]string{"agents.x-k8s.io/created-by"}, "agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/claim-uid": "x"}, `labels["agents.x-k8s.io/claim-uid"]`},
 		{"annotation free value", Annotations("agents.x-k8s.io/"), map[string]string{"note": "any text at all!"}, ""},
 		{"annotation reserved", Annotations("agents.x-k8s.io/"), map[string]string{"agents.x-k8s.io/pod-name": "x"}, `labels["agents.x-k8s.io/pod-name"]`},
 	} {
