@@ -79,11 +79,12 @@ func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unst
 	if diags.HasError() {
 		return nil, diags
 	}
-	out, err := c.Apply(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
+	opts := kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true}
+	out, err := c.Apply(ctx, k.GVR, obj, opts)
 	if err == nil {
-		// Free when there is nothing to adopt; otherwise it finishes a
+		// Free when there is nothing to repair; otherwise it finishes a
 		// create that was interrupted after its POST (see kube.Create).
-		out, err = c.AdoptUpdateEntries(ctx, k.GVR, out, meta.FieldManager())
+		out, err = c.RepairUpdateEntries(ctx, k.GVR, out, obj, opts)
 	}
 	if err != nil {
 		diags.Append(k.diagnose(ctx, c, err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)

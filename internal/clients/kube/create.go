@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -9,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 )
 
 // Create-only server-side apply
@@ -39,9 +43,9 @@ import (
 // Afterwards the object's ownership is exactly what an apply-created object
 // has: fields the configuration later drops are removed from the object.
 // Fields only the Update entry listed (server defaults) become unowned and
-// stay, as they would after an apply. Ownership is also repaired by
-// AdoptUpdateEntries on every later apply, so an interruption between
-// steps 1 and 3 is repaired by the next apply.
+// stay, as they would after an apply. An interruption between steps 1 and
+// 3 leaves the Update entry behind; RepairUpdateEntries, run after every
+// apply of the object layer, repairs that (it costs nothing otherwise).
 
 // maxOwnershipAttempts bounds the managedFields rewrite when the object
 // changes between reading and patching it (a controller reconciling it).
@@ -102,24 +106,78 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ob
 	if err != nil {
 		return nil, &PartialCreateError{Ref: ref, Object: created, Err: err}
 	}
-	live, err = c.AdoptUpdateEntries(ctx, gvr, live, manager)
+	live, err = c.dropUpdateEntry(ctx, gvr, live, manager)
 	if err != nil {
 		return nil, &PartialCreateError{Ref: ref, Object: created, Err: err}
 	}
 	return live, nil
 }
 
-// AdoptUpdateEntries removes manager's Update entry (main resource, not a
+// dropUpdateEntry removes manager's Update entry (main resource, not a
 // subresource) from live's managedFields, when manager also has an Apply
-// entry, so that its applies alone decide which fields it owns. It costs
-// nothing when there is no such entry (the normal case: live is the answer
-// of an apply) and one merge patch otherwise, guarded by the
-// resourceVersion and retried from a fresh read when the object changed in
-// between. It returns the object as it is afterwards.
-func (c *Client) AdoptUpdateEntries(ctx context.Context, gvr schema.GroupVersionResource, live *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
+// entry, so that its applies alone decide which fields it owns: step 3 of
+// Create, where the Apply entry lists exactly the configured fields.
+func (c *Client) dropUpdateEntry(ctx context.Context, gvr schema.GroupVersionResource, live *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
+	return c.rewriteManagedFields(ctx, gvr, live, func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool, error) {
+		keep, drop := splitUpdateEntry(entries, manager)
+		return keep, drop, nil
+	})
+}
+
+// RepairUpdateEntries finishes what an interrupted Create left: when live
+// (the answer of an apply of obj) still has an Update entry of the field
+// manager, the fields it lists are moved into the manager's Apply entry
+// (k8s.io/client-go/util/csaupgrade) and obj is applied again, so that
+// fields obj no longer sets are removed from the object as they would be
+// after any apply. Without such an entry (the normal case) it sends
+// nothing; otherwise it costs a merge patch of metadata.managedFields,
+// guarded by the resourceVersion, and one apply.
+func (c *Client) RepairUpdateEntries(ctx context.Context, gvr schema.GroupVersionResource, live, obj *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
+	manager := opts.FieldManager
+	if manager == "" {
+		manager = DefaultFieldManager
+	}
+	if !hasUpdateEntry(live.GetManagedFields(), manager) {
+		return live, nil
+	}
+	_, err := c.rewriteManagedFields(ctx, gvr, live, func(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool, error) {
+		if !hasUpdateEntry(entries, manager) {
+			return entries, false, nil
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetManagedFields(entries)
+		if err := csaupgrade.UpgradeManagedFields(u, sets.New(manager), manager); err != nil {
+			return nil, false, fmt.Errorf("moving the fields of the %q Update entry to its Apply entry: %w", manager, err)
+		}
+		return u.GetManagedFields(), true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Apply(ctx, gvr, obj, opts)
+}
+
+func hasUpdateEntry(entries []metav1.ManagedFieldsEntry, manager string) bool {
+	for _, e := range entries {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteManagedFields replaces live's managedFields with what rewrite
+// makes of them, by a merge patch guarded by the resourceVersion; when the
+// object changed in between (409) it starts over from a fresh read, a few
+// times. rewrite says whether there is anything to write at all.
+func (c *Client) rewriteManagedFields(ctx context.Context, gvr schema.GroupVersionResource, live *unstructured.Unstructured,
+	rewrite func([]metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool, error)) (*unstructured.Unstructured, error) {
 	for attempt := 1; ; attempt++ {
-		keep, drop := splitUpdateEntry(live.GetManagedFields(), manager)
-		if !drop {
+		keep, write, err := rewrite(live.GetManagedFields())
+		if err != nil {
+			return nil, err
+		}
+		if !write {
 			return live, nil
 		}
 		entries := make([]any, 0, len(keep))
@@ -134,19 +192,23 @@ func (c *Client) AdoptUpdateEntries(ctx context.Context, gvr schema.GroupVersion
 			"resourceVersion": live.GetResourceVersion(),
 			"managedFields":   entries,
 		}}
-		err := c.MergePatch(ctx, gvr, live.GetNamespace(), live.GetName(), patch, manager)
-		if err == nil || IsConflict(err) {
-			if err != nil && attempt >= maxOwnershipAttempts {
-				return nil, fmt.Errorf("the object kept changing while its managed fields were rewritten (%d attempts): %w", attempt, err)
-			}
-			fresh, gerr := c.Get(ctx, gvr, live.GetNamespace(), live.GetName())
-			if gerr != nil {
-				return nil, gerr
-			}
-			live = fresh
-			continue
+		data, err := json.Marshal(patch)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the managed fields patch: %w", err)
 		}
-		return nil, err
+		// The patch changes no field, so it records no entry of its own.
+		out, err := c.resource(gvr, live.GetNamespace()).Patch(ctx, live.GetName(), types.MergePatchType, data, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			return out, nil
+		case !IsConflict(err):
+			return nil, err
+		case attempt >= maxOwnershipAttempts:
+			return nil, fmt.Errorf("the object kept changing while its managed fields were rewritten (%d attempts): %w", attempt, err)
+		}
+		if live, err = c.Get(ctx, gvr, live.GetNamespace(), live.GetName()); err != nil {
+			return nil, err
+		}
 	}
 }
 
