@@ -173,7 +173,9 @@ func containerAttributes() map[string]schema.Attribute {
 		"image": schema.StringAttribute{
 			Required:            true,
 			MarkdownDescription: "Container image reference, e.g. `python:3.12-slim` or `us-docker.pkg.dev/p/r/img@sha256:...`.",
-			Validators:          []validator.String{stringvalidator.RegexMatches(noSpace, "must be non-empty, without whitespace")},
+			// As the kubelet parses it: capitals or a malformed digest would
+			// otherwise only fail on the node (InvalidImageName).
+			Validators: []validator.String{validators.ImageReference()},
 		},
 		"image_pull_policy": schema.StringAttribute{
 			Optional:            true,

@@ -46,6 +46,11 @@ func badCases() []badCase {
 		{"duplicate container name", set("init_containers", []any{container("main")}), []string{"pod_template.init_containers[0].name"}},
 		{"image with space", set("containers.0.image", "python 3"), []string{c0 + ".image"}},
 		{"empty image", set("containers.0.image", ""), []string{c0 + ".image"}},
+		{"image with capitals", set("containers.0.image", "Python:3.13"), []string{c0 + ".image"}},
+		{"image with a short digest", set("containers.0.image", "python@sha256:abc"), []string{c0 + ".image"}},
+		{"image with an empty tag", set("containers.0.image", "python:"), []string{c0 + ".image"}},
+		{"init container image with capitals", set("init_containers", []any{with(container("setup"), "image", "busybox:Latest@sha256:1")}),
+			[]string{"pod_template.init_containers[0].image"}},
 		{"bad image pull policy", set("containers.0.image_pull_policy", "Sometimes"), []string{c0 + ".image_pull_policy"}},
 		{"empty working dir", set("containers.0.working_dir", ""), []string{c0 + ".working_dir"}},
 		// resources

@@ -13,7 +13,6 @@ import (
 // Formats checked by attribute validators. They mirror the API server's
 // pod validation, so a value it would refuse fails at plan time.
 var (
-	noSpace = regexp.MustCompile(`^\S+$`)
 	// Relaxed environment variable names (GA in Kubernetes 1.34): printable
 	// ASCII except '='.
 	envName = regexp.MustCompile(`^[\x20-\x3C\x3E-\x7E]+$`)
