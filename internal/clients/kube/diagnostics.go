@@ -191,6 +191,14 @@ func apiStatusDiagnostics(s metav1.Status, err error, action string, ref ObjectR
 				"because the conversion webhook (served by the controller) did not answer. Check that the "+
 				"controller is running and ready, or upgrade to a release that serves a single version.")
 
+	case IsContentRejected(err):
+		// Server-side apply answers 500 when the object does not fit the
+		// kind's schema (a number where a string belongs): the server is
+		// fine, the object is not.
+		add(fmt.Sprintf("The API server rejected the content of %s", kindOf(ref)),
+			"The object does not match the schema of its kind, so the server refused it. This is not a problem of the "+
+				"control plane: fix the field the answer names (for example quote a number that must be a string).")
+
 	case s.Code >= 500 || s.Reason == metav1.StatusReasonTimeout || s.Reason == metav1.StatusReasonServerTimeout:
 		add("Kubernetes API server error",
 			"The API server failed to handle the request, and retries did not help. Check the health of the "+
@@ -368,4 +376,29 @@ func fieldCauses(s metav1.Status) []metav1.StatusCause {
 		out = append(out, c)
 	}
 	return out
+}
+
+// contentRejectedMarkers are what the API server says, with status 500,
+// when server-side apply cannot convert the object to its kind's schema.
+var contentRejectedMarkers = []string{"failed to create typed patch object", "failed to create typed live object"}
+
+// IsContentRejected reports whether err is the API server refusing an
+// object's content as not matching its schema, which server-side apply
+// reports as an internal error (500) although nothing is wrong with the
+// server and retrying cannot help.
+func IsContentRejected(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	return isContentRejectedMessage(st.Status().Message)
+}
+
+func isContentRejectedMessage(msg string) bool {
+	for _, m := range contentRejectedMarkers {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }

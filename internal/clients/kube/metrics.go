@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Request counters are process-wide on purpose: a benchmark or acceptance
@@ -19,7 +21,14 @@ var (
 	requestCounts = map[string]*atomic.Int64{}
 	requestTotal  atomic.Int64
 	retryTotal    atomic.Int64
+	writeTotal    atomic.Int64
 )
+
+// WriteCount returns how many requests could have changed something in the
+// cluster (POST, PUT, PATCH, DELETE that are not dry runs) since the process
+// started or since the last ResetRequestCounts: tests assert that checks
+// which must not write sent none.
+func WriteCount() int64 { return writeTotal.Load() }
 
 // RequestCount returns how many requests were sent since the process started
 // or since the last ResetRequestCounts.
@@ -57,10 +66,18 @@ func ResetRequestCounts() {
 	countersMu.Unlock()
 	requestTotal.Store(0)
 	retryTotal.Store(0)
+	writeTotal.Store(0)
 }
 
 func countRequest(req *http.Request) {
 	requestTotal.Add(1)
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if req.URL.Query().Get("dryRun") != metav1.DryRunAll {
+			writeTotal.Add(1)
+		}
+	}
 	k := requestKey(req)
 	countersMu.RLock()
 	n := requestCounts[k]
