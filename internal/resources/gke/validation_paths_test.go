@@ -1,46 +1,14 @@
 package gke_test
 
 import (
-	"context"
-	"fmt"
-	"strings"
+	"encoding/json"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-// pathString renders a protocol attribute path as in HCL:
-// taints[0].key, labels["k"], node_locations["europe-west1-b"].
-func pathString(p *tftypes.AttributePath) string {
-	if p == nil {
-		return "<none>"
-	}
-	var b strings.Builder
-	for _, s := range p.Steps() {
-		switch s := s.(type) {
-		case tftypes.AttributeName:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(string(s))
-		case tftypes.ElementKeyInt:
-			fmt.Fprintf(&b, "[%d]", int64(s))
-		case tftypes.ElementKeyString:
-			fmt.Fprintf(&b, "[%q]", string(s))
-		case tftypes.ElementKeyValue:
-			var v string
-			if err := tftypes.Value(s).As(&v); err == nil {
-				fmt.Fprintf(&b, "[%q]", v)
-			} else {
-				b.WriteString("[?]")
-			}
-		}
-	}
-	return b.String()
-}
+const nodePoolType = "agentsandbox_gke_node_pool"
 
 // TestNodePoolValidationPaths sends bad configurations to the provider as
 // Terraform does (ValidateResourceConfig over protocol 6) and checks that
@@ -48,11 +16,17 @@ func pathString(p *tftypes.AttributePath) string {
 // nested attributes, which the CLI cannot show. No TF_ACC needed: nothing
 // leaves the process.
 func TestNodePoolValidationPaths(t *testing.T) {
-	server, err := acctest.ProtoV6ProviderFactories[acctest.ProviderName]()
-	if err != nil {
-		t.Fatal(err)
+	server := pt.New(t, provider.New("test"))
+	// config decodes a configuration written as JSON, as in the protocol.
+	config := func(t *testing.T, body string) map[string]any {
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(body), &cfg); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return cfg
 	}
 	const base = `"location": "us-central1", "cluster": "emu-cluster", "name": "sandbox"`
+	var cases []pt.BadInput
 	for _, tc := range []struct {
 		name   string
 		json   string // attributes besides the base ones
@@ -91,43 +65,17 @@ func TestNodePoolValidationPaths(t *testing.T) {
 		{"max above 1000", `"autoscaling": {"max_node_count": 1001}`, "autoscaling.max_node_count", "between 1 and 1000"},
 		{"bad location policy", `"autoscaling": {"max_node_count": 3, "location_policy": "NEAREST"}`, "autoscaling.location_policy", "must be one of"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			// Later keys win in the JSON decoder's map, so a case may
-			// override a base attribute.
-			body := "{" + base + ", " + tc.json + "}"
-			resp, err := server.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
-				TypeName: "agentsandbox_gke_node_pool",
-				Config:   &tfprotov6.DynamicValue{JSON: []byte(body)},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, d := range resp.Diagnostics {
-				if d.Severity != tfprotov6.DiagnosticSeverityError {
-					continue
-				}
-				p := pathString(d.Attribute)
-				got = append(got, p+": "+d.Summary+": "+d.Detail)
-				if p == tc.path && strings.Contains(d.Detail, tc.detail) {
-					return
-				}
-			}
-			t.Errorf("want an error at %s mentioning %q; got %q", tc.path, tc.detail, got)
-		})
+		// Later keys win in the JSON decoder's map, so a case may
+		// override a base attribute.
+		cases = append(cases, pt.Refused(tc.name, config(t, "{"+base+", "+tc.json+"}"), tc.path, tc.detail))
 	}
+	server.ExpectRefused(t, nodePoolType, cases)
 
 	// And a good configuration passes.
-	resp, err := server.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
-		TypeName: "agentsandbox_gke_node_pool",
-		Config: &tfprotov6.DynamicValue{JSON: []byte(`{` + base + `, "autoscaling": {"min_node_count": 0, "max_node_count": 3},
+	diags := server.ValidateResource(t, nodePoolType, config(t, `{`+base+`, "autoscaling": {"min_node_count": 0, "max_node_count": 3},
 			"labels": {"team": "agents"}, "taints": [{"key": "dedicated", "value": "agents", "effect": "NO_SCHEDULE"}],
-			"node_locations": ["us-central1-a"], "version": "1.35", "machine_type": "e2-standard-4"}`)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range resp.Diagnostics {
-		t.Errorf("good configuration: %s: %s: %s", pathString(d.Attribute), d.Summary, d.Detail)
+			"node_locations": ["us-central1-a"], "version": "1.35", "machine_type": "e2-standard-4"}`))
+	for _, d := range diags {
+		t.Errorf("good configuration: %s: %s: %s", pt.AttributePath(d.Attribute), d.Summary, d.Detail)
 	}
 }

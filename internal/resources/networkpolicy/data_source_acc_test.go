@@ -23,7 +23,7 @@ import (
 // controller's policy: allow_internet is upstream's egress, byte for byte.
 func TestAccNetworkPolicyDataSource_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "managed", "Managed")
+	acctest.CreateTemplate(t, ns, "managed", templateSpec("Managed"))
 	managed := acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: "managed-network-policy"}
 	acctest.WaitFor(t, acctest.GoneTimeout, "the controller's policy "+managed.String(), func(ctx context.Context) (bool, string, error) {
 		_, err := acctest.GetObject(ctx, managed)
@@ -33,7 +33,7 @@ func TestAccNetworkPolicyDataSource_basic(t *testing.T) {
 		return err == nil, "", err
 	})
 	name := acctest.RandomName("upstream-default")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name           = %[1]q
   namespace      = %[2]q
@@ -57,7 +57,7 @@ data "agentsandbox_network_policy" "controllers" {
   namespace = %[2]q
 }
 `, name, ns))
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -66,10 +66,10 @@ data "agentsandbox_network_policy" "controllers" {
 				statecheck.ExpectKnownValue("data.agentsandbox_network_policy.ours", tfjsonpath.New("id"), knownvalue.StringExact(ns+"/"+name)),
 				statecheck.ExpectKnownValue("data.agentsandbox_network_policy.ours", tfjsonpath.New("labels"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("a")})),
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
-			Config: config(fmt.Sprintf(`
+			Config: acctest.Config(fmt.Sprintf(`
 data "agentsandbox_network_policy" "missing" {
   name      = "no-such-policy"
   namespace = %q

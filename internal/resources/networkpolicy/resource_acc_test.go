@@ -4,31 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
+
+var fam = acctest.Family{ResourceType: networkpolicy.ResourceType, GVR: networkpolicy.Kind.GVR}
 
 const address = networkpolicy.ResourceType + ".test"
 
@@ -107,29 +102,10 @@ func jsonEquals(want string) knownvalue.Check {
 	})
 }
 
-// emptyPlanAfterApply is every step's proof that nothing the server
-// normalised shows up as a perpetual diff.
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
-
-func testCase(t *testing.T, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             acctest.CheckDestroy(networkpolicy.ResourceType, gvr),
-		Steps:                    steps,
-	}
-}
-
-func config(body string) string {
-	return acctest.ConfigCompose(acctest.ProviderConfig(), body)
-}
-
 // The walkthrough's "isolate-untrusted-sandboxes", shaped as the defaults
 // shape it: the sandboxes of one template, ingress only from the router.
 func testAccNetworkPolicyConfig_basic(ns, name string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -141,7 +117,7 @@ resource "agentsandbox_network_policy" "test" {
 func TestAccNetworkPolicy_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("isolate")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: testAccNetworkPolicyConfig_basic(ns, name),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("id"), knownvalue.StringExact(ns+"/"+name)),
@@ -180,27 +156,10 @@ func TestAccNetworkPolicy_basic(t *testing.T) {
 			expectWrittenEqualsRendered(address),
 			// The empty egress list too: that is what lets apply remove
 			// rules added out of band.
-			acctest.ExpectObject(address, gvr, ownedBy("agentsandbox", ".spec.podSelector", ".spec.policyTypes", ".spec.ingress", ".spec.egress")),
+			acctest.ExpectObject(address, gvr, acctest.OwnedBy("agentsandbox", ".spec.podSelector", ".spec.policyTypes", ".spec.ingress", ".spec.egress")),
 		},
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 	}))
-}
-
-// ownedBy checks that manager owns the given fields through a server-side
-// apply, so that a change another manager makes to them is taken back.
-func ownedBy(manager string, fields ...string) func(*unstructured.Unstructured) error {
-	return func(obj *unstructured.Unstructured) error {
-		owned, err := kube.OwnedFields(obj, manager)
-		if err != nil {
-			return err
-		}
-		for _, f := range fields {
-			if !slices.Contains(owned, f) {
-				return fmt.Errorf("%s does not own %s; it owns %v", manager, f, owned)
-			}
-		}
-		return nil
-	}
 }
 
 func hasLabels(want map[string]string, absent ...string) func(*unstructured.Unstructured) error {
@@ -223,7 +182,7 @@ func hasLabels(want map[string]string, absent ...string) func(*unstructured.Unst
 func TestAccNetworkPolicy_update(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("policy")
-	airGapped := config(fmt.Sprintf(`
+	airGapped := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name         = %[1]q
   namespace    = %[2]q
@@ -232,7 +191,7 @@ resource "agentsandbox_network_policy" "test" {
   labels       = { team = "a" }
 }
 `, name, ns))
-	open := config(fmt.Sprintf(`
+	open := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -257,7 +216,7 @@ resource "agentsandbox_network_policy" "test" {
   annotations = { "example.com/owner" = "platform" }
 }
 `, name, ns))
-	toTemplate := config(fmt.Sprintf(`
+	toTemplate := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name                  = %[1]q
   namespace             = %[2]q
@@ -267,13 +226,7 @@ resource "agentsandbox_network_policy" "test" {
 }
 `, name, ns))
 
-	inPlace := func() resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)},
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: airGapped,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -284,7 +237,7 @@ resource "agentsandbox_network_policy" "test" {
 				expectWrittenEqualsRendered(address),
 				acctest.ExpectObject(address, gvr, hasLabels(map[string]string{"team": "a"})),
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			Config: open,
@@ -301,7 +254,7 @@ resource "agentsandbox_network_policy" "test" {
 				expectWrittenEqualsRendered(address),
 				acctest.ExpectObject(address, gvr, hasLabels(map[string]string{"team": "b", "tier": "gold"})),
 			},
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 		resource.TestStep{
 			Config: toTemplate,
@@ -312,38 +265,29 @@ resource "agentsandbox_network_policy" "test" {
 				// Labels this configuration no longer sets are removed.
 				acctest.ExpectObject(address, gvr, hasLabels(nil, "team", "tier")),
 			},
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 	))
 }
 
-// createTemplate makes a SandboxTemplate, so that import can name the
-// template a policy selects (the label holds only a hash of the name).
-// management is its networkPolicyManagement: with Managed, the controller
-// adds a policy of its own.
-func createTemplate(t *testing.T, ns, name, management string) {
-	t.Helper()
-	tmpl := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": extv1beta1.GroupVersion.String(),
-		"kind":       extv1beta1.SandboxTemplateKind,
-		"metadata":   map[string]any{"name": name},
-		"spec": map[string]any{
-			"networkPolicyManagement": management,
-			"podTemplate": map[string]any{"spec": map[string]any{
-				"containers": []any{map[string]any{"name": "python", "image": "registry.example/python:1"}},
-			}},
-		},
-	}}
-	if _, err := acctest.Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating SandboxTemplate %s/%s: %v", ns, name, err)
+// templateSpec is the spec of a SandboxTemplate made through the API, so
+// that import can name the template a policy selects (the label holds only
+// a hash of the name). management is its networkPolicyManagement: with
+// Managed, the controller adds a policy of its own.
+func templateSpec(management string) map[string]any {
+	return map[string]any{
+		"networkPolicyManagement": management,
+		"podTemplate": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "python", "image": "registry.example/python:1"}},
+		}},
 	}
 }
 
 func TestAccNetworkPolicy_import(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", "Unmanaged")
+	acctest.CreateTemplate(t, ns, "python", templateSpec("Unmanaged"))
 	name := acctest.RandomName("import")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name      = "%[1]s-t"
   namespace = %[2]q
@@ -373,11 +317,11 @@ resource "agentsandbox_network_policy" "selector" {
   annotations           = { "example.com/reviewed-by" = "secteam" }
 }
 `, name, ns))
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:            cfg,
 			ConfigStateChecks: []statecheck.StateCheck{expectWrittenEqualsRendered(address), expectWrittenEqualsRendered(networkpolicy.ResourceType + ".selector")},
-			ConfigPlanChecks:  emptyPlanAfterApply,
+			ConfigPlanChecks:  acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			Config:            cfg,
@@ -405,7 +349,7 @@ func TestAccNetworkPolicy_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("gone")
 	cfg := testAccNetworkPolicyConfig_basic(ns, name)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:             cfg,
 			Check:              acctest.CheckDisappears(address, gvr),
@@ -423,30 +367,10 @@ func TestAccNetworkPolicy_disappears(t *testing.T) {
 	))
 }
 
-// expectPriorRendered checks the refreshed state a plan starts from, which
-// must show the out-of-band edit before apply repairs it.
-type expectPriorRendered struct {
-	address string
-	check   func(string) error
-}
-
-func (c expectPriorRendered) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.address {
-			continue
-		}
-		before, _ := rc.Change.Before.(map[string]any)
-		s, _ := before["rendered"].(string)
-		resp.Error = c.check(s)
-		return
-	}
-	resp.Error = fmt.Errorf("%s is not in the plan", c.address)
-}
-
 func TestAccNetworkPolicy_drift(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("drift")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -457,33 +381,28 @@ resource "agentsandbox_network_policy" "test" {
 `, name, ns))
 	ref := acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}
 	var planned string
-	repaired := func(prior func(string) error) resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
-				expectPriorRendered{address: address, check: prior},
-				// The plan puts back exactly the configured policy.
-				plancheck.ExpectKnownValue(address, tfjsonpath.New("rendered"), knownvalue.StringFunc(func(s string) error {
-					if s != planned {
-						return fmt.Errorf("planned rendered =\n%s\nwant the configured\n%s", s, planned)
+	// The refreshed state a plan starts from shows the out-of-band edit,
+	// and the plan puts back exactly the configured policy.
+	repaired := func(visible ...string) resource.ConfigPlanChecks {
+		return fam.Planned(plancheck.ResourceActionUpdate,
+			acctest.ExpectBefore(address, func(before map[string]any) error {
+				s, _ := before["rendered"].(string)
+				for _, w := range visible {
+					if !strings.Contains(s, w) {
+						return fmt.Errorf("refreshed rendered lacks %s, so the drift is invisible:\n%s", w, s)
 					}
-					return nil
-				})),
-			},
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
-	contains := func(want ...string) func(string) error {
-		return func(s string) error {
-			for _, w := range want {
-				if !strings.Contains(s, w) {
-					return fmt.Errorf("refreshed rendered lacks %s, so the drift is invisible:\n%s", w, s)
 				}
-			}
-			return nil
-		}
+				return nil
+			}),
+			plancheck.ExpectKnownValue(address, tfjsonpath.New("rendered"), knownvalue.StringFunc(func(s string) error {
+				if s != planned {
+					return fmt.Errorf("planned rendered =\n%s\nwant the configured\n%s", s, planned)
+				}
+				return nil
+			})),
+		)
 	}
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -493,7 +412,7 @@ resource "agentsandbox_network_policy" "test" {
 					return nil
 				})),
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			// Someone opens the policy with a merge patch: all egress and all
@@ -506,7 +425,7 @@ resource "agentsandbox_network_policy" "test" {
 				}`)
 			},
 			Config:            cfg,
-			ConfigPlanChecks:  repaired(contains(`"cidr": "0.0.0.0/0"`, `"ingress": [`+"\n    {}")),
+			ConfigPlanChecks:  repaired(`"cidr": "0.0.0.0/0"`, `"ingress": [`+"\n    {}"),
 			ConfigStateChecks: []statecheck.StateCheck{expectWrittenEqualsRendered(address), acctest.ExpectObject(address, gvr, hasLabels(map[string]string{"team": "a"}))},
 		},
 		resource.TestStep{
@@ -518,20 +437,20 @@ resource "agentsandbox_network_policy" "test" {
 				]`)
 			},
 			Config:            cfg,
-			ConfigPlanChecks:  repaired(contains(`"podSelector": {}`, `"policyTypes": [`+"\n    \"Ingress\"\n  ]")),
+			ConfigPlanChecks:  repaired(`"podSelector": {}`, `"policyTypes": [`+"\n    \"Ingress\"\n  ]"),
 			ConfigStateChecks: []statecheck.StateCheck{expectWrittenEqualsRendered(address)},
 		},
 	))
 }
 
 // TestAccNetworkPolicy_badInput runs a few bad configurations through the
-// terraform CLI: they fail at plan, before any request. (Terraform 1.11
-// shows the resource's line for a path into a list of nested attributes,
-// so the detail always quotes the offending value; the exact attribute
-// paths are checked in TestBadInputFailsAtPlanWithItsPath.)
+// terraform CLI: they fail at plan, and no request reaches the cluster.
+// (Terraform 1.11 shows the resource's line for a path into a list of
+// nested attributes, so the detail always quotes the offending value; the
+// exact attribute paths are checked in TestBadInputFailsAtPlanWithItsPath.)
 func TestAccNetworkPolicy_badInput(t *testing.T) {
 	body := func(attrs string) string {
-		return config(`
+		return acctest.Config(`
 resource "agentsandbox_network_policy" "test" {
   name     = "bad"
   template = "python"
@@ -539,23 +458,11 @@ resource "agentsandbox_network_policy" "test" {
 }
 `)
 	}
-	resource.Test(t, testCase(t,
-		resource.TestStep{
-			Config:      body(`  allow_egress = [{ cidr = "10.0.0.1/8" }]`),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)Invalid CIDR.*"10.0.0.1/8".*write "10.0.0.0/8"`),
-		},
-		resource.TestStep{
-			Config:      body(`  allow_egress = [{ cidr = "169.254.169.254/32" }]`),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)Metadata server allowed while blocked.*block_metadata_server = false`),
-		},
-		resource.TestStep{
-			Config:      body(`  ingress = [{ ports = [{ port = 70000 }] }]`),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)Invalid port.*1 to 65535`),
-		},
-	))
+	resource.Test(t, fam.Case(t, acctest.RefusedAtPlan(t,
+		acctest.BadConfig{Config: body(`  allow_egress = [{ cidr = "10.0.0.1/8" }]`), Error: `(?s)Invalid CIDR.*"10.0.0.1/8".*write "10.0.0.0/8"`},
+		acctest.BadConfig{Config: body(`  allow_egress = [{ cidr = "169.254.169.254/32" }]`), Error: `(?s)Metadata server allowed while blocked.*block_metadata_server = false`},
+		acctest.BadConfig{Config: body(`  ingress = [{ ports = [{ port = 70000 }] }]`), Error: `(?s)Invalid port.*1 to 65535`},
+	)...))
 }
 
 // TestAccNetworkPolicy_requestCost measures what the provider sends to the
@@ -566,7 +473,7 @@ func TestAccNetworkPolicy_requestCost(t *testing.T) {
 	const n = 10
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("cost")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_network_policy" "test" {
   count          = %[3]d
   name           = "%[1]s-${count.index}"
@@ -575,51 +482,12 @@ resource "agentsandbox_network_policy" "test" {
   allow_internet = true
 }
 `, name, ns, n))
-	var t0 time.Time
-	start := func() {
-		kube.ResetRequestCounts()
-		t0 = time.Now()
-	}
-	report := func(what string) {
-		t.Logf("%s of %d policies: %d requests in %s: %v", what, n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
-	}
-	tc := testCase(t,
-		resource.TestStep{
-			PreConfig: start,
-			Config:    cfg,
-			Check: func(*terraform.State) error {
-				report("create (plan + apply)")
-				return nil
-			},
-			ConfigPlanChecks: emptyPlanAfterApply,
-		},
-		resource.TestStep{
-			PreConfig:    start,
-			RefreshState: true,
-			Check: func(*terraform.State) error {
-				report("no-change refresh")
-				get := kube.RequestCounts()["GET /apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies/{name}"]
-				if get != n || kube.RequestCount() != n {
-					return fmt.Errorf("refresh of %d policies sent %d requests (%d GETs of a policy), want exactly one GET each",
-						n, kube.RequestCount(), get)
-				}
-				return nil
-			},
-		},
-		resource.TestStep{PreConfig: start, Config: cfg, PlanOnly: true},
-		resource.TestStep{
-			PreConfig: func() {
-				report("no-change plan (terraform-plugin-testing runs refresh + plan)")
-				start()
-			},
-			RefreshState: true,
-		},
-	)
-	checkDestroy := tc.CheckDestroy
-	tc.CheckDestroy = func(s *terraform.State) error {
-		report("destroy (refresh + delete, waiting until gone)")
-		return checkDestroy(s)
-	}
+	cost := acctest.NewRequestCost(t, n, "policies")
+	tc := fam.Case(t, append([]resource.TestStep{
+		cost.CreateStep(cfg, "create (plan + apply)"),
+		cost.RefreshStep("GET /apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies/{name}", 0),
+	}, cost.PlanSteps(cfg)...)...)
+	tc = cost.MeasureDestroy(tc, "destroy (refresh + delete, waiting until gone)")
 	resource.Test(t, tc)
 }
 
@@ -627,12 +495,8 @@ resource "agentsandbox_network_policy" "test" {
 // against the provider, so the registry page never shows a configuration
 // the schema or its validation refuses.
 func TestAccNetworkPolicy_examplePlans(t *testing.T) {
-	example, err := os.ReadFile("../../../examples/resources/agentsandbox_network_policy/resource.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config:             config(string(example)),
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config:             acctest.Config(acctest.ExampleConfig(t, "agentsandbox_network_policy")),
 		PlanOnly:           true,
 		ExpectNonEmptyPlan: true,
 	}))

@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"os"
 	"regexp"
 	"testing"
 
@@ -23,7 +22,7 @@ data "agentsandbox_sandbox" "test" {
   namespace = agentsandbox_sandbox.test.namespace
 }
 `
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: cfg,
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(ds, tfjsonpath.New("ready"), knownvalue.Bool(true)),
@@ -36,9 +35,9 @@ data "agentsandbox_sandbox" "test" {
 			// The controller's annotation (the pod's name) is shown too.
 			statecheck.ExpectKnownValue(ds, tfjsonpath.New("annotations").AtMapKey("agents.x-k8s.io/pod-name"), knownvalue.StringExact(name)),
 		},
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 	}, resource.TestStep{
-		Config: config(`
+		Config: acctest.Config(`
 data "agentsandbox_sandbox" "missing" {
   name      = "no-such-sandbox"
   namespace = "` + ns + `"
@@ -49,12 +48,8 @@ data "agentsandbox_sandbox" "missing" {
 }
 
 func TestAccSandbox_examplePlans(t *testing.T) {
-	example, err := os.ReadFile("../../../examples/resources/agentsandbox_sandbox/resource.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config:             config(string(example)),
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config:             acctest.Config(acctest.ExampleConfig(t, "agentsandbox_sandbox")),
 		PlanOnly:           true,
 		ExpectNonEmptyPlan: true,
 	}))

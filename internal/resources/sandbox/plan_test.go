@@ -50,56 +50,42 @@ func claim(extra map[string]any) map[string]any {
 func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 	s := protocoltest.New(t, provider.New("test"))
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	for _, tc := range []struct {
-		name     string
-		cfg      map[string]any
-		wantPath string
-		inDetail []string
-	}{
-		{"bad name", base(map[string]any{"name": "Agent_1"}), "name", []string{`"Agent_1"`}},
-		{"bad namespace", base(map[string]any{"namespace": "team a"}), "namespace", []string{`"team a"`}},
-		{"reserved sandbox label", base(map[string]any{"labels": map[string]any{"agents.x-k8s.io/owner": "me"}}), `labels["agents.x-k8s.io/owner"]`, []string{"agents.x-k8s.io/"}},
-		{"reserved pod annotation", base(map[string]any{"pod_template": map[string]any{
+	s.ExpectRefused(t, sandbox.ResourceType, []protocoltest.BadInput{
+		protocoltest.Refused("bad name", base(map[string]any{"name": "Agent_1"}), "name", `"Agent_1"`),
+		protocoltest.Refused("bad namespace", base(map[string]any{"namespace": "team a"}), "namespace", `"team a"`),
+		protocoltest.Refused("reserved sandbox label", base(map[string]any{"labels": map[string]any{"agents.x-k8s.io/owner": "me"}}), `labels["agents.x-k8s.io/owner"]`, "agents.x-k8s.io/"),
+		protocoltest.Refused("reserved pod annotation", base(map[string]any{"pod_template": map[string]any{
 			"annotations": map[string]any{"extensions.agents.x-k8s.io/x": "y"}, "containers": []any{container(nil)},
-		}}), `pod_template.annotations["extensions.agents.x-k8s.io/x"]`, []string{"extensions.agents.x-k8s.io/"}},
-		{"unknown operating mode", base(map[string]any{"operating_mode": "Paused"}), "operating_mode", []string{`"Paused"`, "Running"}},
-		{"shutdown_time not a time", base(map[string]any{"shutdown_time": "tomorrow"}), "shutdown_time", []string{`"tomorrow"`, "RFC 3339"}},
-		{"shutdown_time without T", base(map[string]any{"shutdown_time": "2030-01-02 15:04:05Z"}), "shutdown_time", []string{`"2030-01-02 15:04:05Z"`}},
-		{"shutdown_time without zone", base(map[string]any{"shutdown_time": "2030-01-02T15:04:05"}), "shutdown_time", []string{`"2030-01-02T15:04:05"`}},
-		{"unknown shutdown policy", base(map[string]any{"shutdown_policy": "Keep"}), "shutdown_policy", []string{`"Keep"`}},
-		{"storage 1Gx", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
+		}}), `pod_template.annotations["extensions.agents.x-k8s.io/x"]`, "extensions.agents.x-k8s.io/"),
+		protocoltest.Refused("unknown operating mode", base(map[string]any{"operating_mode": "Paused"}), "operating_mode", `"Paused"`, "Running"),
+		protocoltest.Refused("shutdown_time not a time", base(map[string]any{"shutdown_time": "tomorrow"}), "shutdown_time", `"tomorrow"`, "RFC 3339"),
+		protocoltest.Refused("shutdown_time without T", base(map[string]any{"shutdown_time": "2030-01-02 15:04:05Z"}), "shutdown_time", `"2030-01-02 15:04:05Z"`),
+		protocoltest.Refused("shutdown_time without zone", base(map[string]any{"shutdown_time": "2030-01-02T15:04:05"}), "shutdown_time", `"2030-01-02T15:04:05"`),
+		protocoltest.Refused("unknown shutdown policy", base(map[string]any{"shutdown_policy": "Keep"}), "shutdown_policy", `"Keep"`),
+		protocoltest.Refused("storage 1Gx", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
 			"resources": map[string]any{"requests": map[string]any{"storage": "1Gx"}}})}}),
-			"volume_claim_templates[0].resources.requests.storage", []string{`"1Gx"`}},
-		{"negative storage", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
+			"volume_claim_templates[0].resources.requests.storage", `"1Gx"`),
+		protocoltest.Refused("negative storage", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{
 			"resources": map[string]any{"requests": map[string]any{"storage": "-1Gi"}}})}}),
-			"volume_claim_templates[0].resources.requests.storage", []string{`"-1Gi"`, "negative"}},
-		{"unknown access mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"access_modes": []any{"ReadWrite"}})}}),
-			"volume_claim_templates[0].access_modes[0]", []string{`"ReadWrite"`}},
-		{"bad claim name", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"name": "Data_1"})}}),
-			"volume_claim_templates[0].name", []string{`"Data_1"`}},
-		{"duplicate claim names", base(map[string]any{"volume_claim_templates": []any{claim(nil), claim(nil)}}),
-			"volume_claim_templates[1].name", []string{`"data"`, "volume_claim_templates[0]"}},
-		{"bad storage class", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"storage_class_name": "Fast_SSD"})}}),
-			"volume_claim_templates[0].storage_class_name", []string{`"Fast_SSD"`}},
-		{"unknown volume mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"volume_mode": "Raw"})}}),
-			"volume_claim_templates[0].volume_mode", []string{`"Raw"`}},
-		{"empty claim list", base(map[string]any{"volume_claim_templates": []any{}}), "volume_claim_templates", []string{"at least 1"}},
-		{"bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"volume_claim_templates[0].resources.requests.storage", `"-1Gi"`, "negative"),
+		protocoltest.Refused("unknown access mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"access_modes": []any{"ReadWrite"}})}}),
+			"volume_claim_templates[0].access_modes[0]", `"ReadWrite"`),
+		protocoltest.Refused("bad claim name", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"name": "Data_1"})}}),
+			"volume_claim_templates[0].name", `"Data_1"`),
+		protocoltest.Refused("duplicate claim names", base(map[string]any{"volume_claim_templates": []any{claim(nil), claim(nil)}}),
+			"volume_claim_templates[1].name", `"data"`, "volume_claim_templates[0]"),
+		protocoltest.Refused("bad storage class", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"storage_class_name": "Fast_SSD"})}}),
+			"volume_claim_templates[0].storage_class_name", `"Fast_SSD"`),
+		protocoltest.Refused("unknown volume mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"volume_mode": "Raw"})}}),
+			"volume_claim_templates[0].volume_mode", `"Raw"`),
+		protocoltest.Refused("empty claim list", base(map[string]any{"volume_claim_templates": []any{}}), "volume_claim_templates", "at least 1"),
+		protocoltest.Refused("bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
 			"resources": map[string]any{"limits": map[string]any{"cpu": "1Gx", "memory": "1Gi"}}})}}}),
-			`pod_template.containers[0].resources.limits["cpu"]`, []string{`"1Gx"`}},
-		{"mount of no volume or claim", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			`pod_template.containers[0].resources.limits["cpu"]`, `"1Gx"`),
+		protocoltest.Refused("mount of no volume or claim", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
 			"volume_mounts": []any{map[string]any{"name": "scratch", "mount_path": "/scratch"}}})}}}),
-			"pod_template.containers[0].volume_mounts[0].name", []string{`"scratch"`}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := kube.RequestCount()
-			diags := s.ValidateResource(t, sandbox.ResourceType, tc.cfg)
-			protocoltest.ExpectErrorAt(t, diags, tc.wantPath, tc.inDetail...)
-			if n := kube.RequestCount() - before; n != 0 {
-				t.Errorf("validation sent %d requests", n)
-			}
-		})
-	}
+			"pod_template.containers[0].volume_mounts[0].name", `"scratch"`),
+	})
 
 	t.Run("shutdown time in the past (plan)", func(t *testing.T) {
 		before := kube.RequestCount()

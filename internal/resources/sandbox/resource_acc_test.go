@@ -19,12 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
+
+var fam = acctest.Family{ResourceType: sandbox.ResourceType, GVR: sandbox.Kind.GVR}
 
 const address = sandbox.ResourceType + ".test"
 
@@ -35,34 +36,10 @@ var (
 	svcGVR = corev1.SchemeGroupVersion.WithResource("services")
 )
 
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
-
-func planned(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{
-		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, action)},
-		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-	}
-}
-
-func testCase(t *testing.T, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             acctest.CheckDestroy(sandbox.ResourceType, gvr),
-		Steps:                    steps,
-	}
-}
-
-func config(body string) string {
-	return acctest.ConfigCompose(acctest.ProviderConfig(), body)
-}
-
 // sandboxConfig is a hardened Python sandbox; extra goes into the
 // resource block.
 func sandboxConfig(ns, name, extra string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -81,19 +58,6 @@ resource "agentsandbox_sandbox" "test" {
 %[3]s
 }
 `, name, ns, extra))
-}
-
-func field(want any, path ...string) func(*unstructured.Unstructured) error {
-	return func(obj *unstructured.Unstructured) error {
-		got, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
-		if err != nil || !found {
-			return fmt.Errorf("%s not found (%w)", strings.Join(path, "."), err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("%s = %v, want %v", strings.Join(path, "."), got, want)
-		}
-		return nil
-	}
 }
 
 // exists and gone check objects the controller makes for a sandbox.
@@ -128,7 +92,7 @@ func TestAccSandbox_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("agent")
 	var t0 time.Time
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		PreConfig: func() { t0 = time.Now() },
 		Config:    sandboxConfig(ns, name, `  service = true`),
 		Check: func(s *terraform.State) error {
@@ -148,14 +112,14 @@ func TestAccSandbox_basic(t *testing.T) {
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("node_name"), knownvalue.StringRegexp(regexp.MustCompile(`.+`))),
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("pod_template").AtMapKey("runtime_class_name"), knownvalue.StringExact("gvisor")),
 			acctest.ExpectObject(address, gvr,
-				field("gvisor", "spec", "podTemplate", "spec", "runtimeClassName"),
-				field(false, "spec", "podTemplate", "spec", "automountServiceAccountToken"),
-				field(true, "spec", "service"),
-				field("Running", "spec", "operatingMode"),
-				field("Retain", "spec", "shutdownPolicy"),
+				acctest.Field("gvisor", "spec", "podTemplate", "spec", "runtimeClassName"),
+				acctest.Field(false, "spec", "podTemplate", "spec", "automountServiceAccountToken"),
+				acctest.Field(true, "spec", "service"),
+				acctest.Field("Running", "spec", "operatingMode"),
+				acctest.Field("Retain", "spec", "shutdownPolicy"),
 			),
 		},
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 	}))
 }
 
@@ -170,11 +134,11 @@ func TestAccSandbox_update(t *testing.T) {
 	// With an offset: the API server stores UTC, and the configured
 	// spelling must survive (an empty plan after the apply proves it).
 	shutdown := time.Now().Add(24 * time.Hour).In(time.FixedZone("", 2*3600)).Truncate(time.Second).Format(time.RFC3339)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:           sandboxConfig(ns, name, `  service = true`),
 			Check:            exists(pod),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			Config: sandboxConfig(ns, name, `
@@ -190,7 +154,7 @@ func TestAccSandbox_update(t *testing.T) {
 			},
 			// The wait was for Suspended: the pod is already gone.
 			Check:            resource.ComposeTestCheckFunc(eventuallyGone(pod), exists(svc)),
-			ConfigPlanChecks: planned(plancheck.ResourceActionUpdate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 		resource.TestStep{
 			Config: sandboxConfig(ns, name, fmt.Sprintf(`
@@ -203,13 +167,13 @@ func TestAccSandbox_update(t *testing.T) {
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("ready"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("service_fqdn"), knownvalue.StringExact("")),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("shutdown_time"), knownvalue.StringExact(shutdown)),
-				acctest.ExpectObject(address, gvr, field("Delete", "spec", "shutdownPolicy"), func(obj *unstructured.Unstructured) error {
+				acctest.ExpectObject(address, gvr, acctest.Field("Delete", "spec", "shutdownPolicy"), func(obj *unstructured.Unstructured) error {
 					want, _ := time.Parse(time.RFC3339, shutdown)
-					return field(want.UTC().Format(time.RFC3339), "spec", "shutdownTime")(obj)
+					return acctest.Field(want.UTC().Format(time.RFC3339), "spec", "shutdownTime")(obj)
 				}),
 			},
 			Check:            resource.ComposeTestCheckFunc(exists(pod), eventuallyGone(svc)),
-			ConfigPlanChecks: planned(plancheck.ResourceActionUpdate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 	))
 }
@@ -225,7 +189,7 @@ func TestAccSandbox_suspendKeepsVolumes(t *testing.T) {
 	pvc := acctest.ObjectRef{GVR: pvcGVR, Namespace: ns, Name: "workspace-" + name}
 	pod := acctest.ObjectRef{GVR: podGVR, Namespace: ns, Name: name}
 	withVolume := func(mode string, wait bool) string {
-		return config(fmt.Sprintf(`
+		return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -268,7 +232,7 @@ resource "agentsandbox_sandbox" "test" {
 		}
 		return nil
 	}
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: withVolume("Running", false),
 			Check:  resource.ComposeTestCheckFunc(rememberUID, exists(pod)),
@@ -283,17 +247,17 @@ resource "agentsandbox_sandbox" "test" {
 					return nil
 				}),
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			Config:           withVolume("Suspended", true),
 			Check:            resource.ComposeTestCheckFunc(eventuallyGone(pod), sameUID),
-			ConfigPlanChecks: planned(plancheck.ResourceActionUpdate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 		resource.TestStep{
 			Config:           withVolume("Running", false),
 			Check:            resource.ComposeTestCheckFunc(exists(pod), sameUID),
-			ConfigPlanChecks: planned(plancheck.ResourceActionUpdate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 	))
 }
@@ -308,14 +272,14 @@ func TestAccSandbox_replace(t *testing.T) {
 `, size)
 	}
 	var uid k8stypes.UID
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: sandboxConfig(ns, name, claim("1Gi")),
 			Check: func(*terraform.State) error {
 				uid = acctest.Get(t, acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}).GetUID()
 				return nil
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			// Same value, other spelling: no change at all.
@@ -325,7 +289,7 @@ func TestAccSandbox_replace(t *testing.T) {
 		resource.TestStep{
 			// The API makes volume claim templates immutable.
 			Config:           sandboxConfig(ns, name, claim("2Gi")),
-			ConfigPlanChecks: planned(plancheck.ResourceActionDestroyBeforeCreate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			Check: func(*terraform.State) error {
 				if acctest.Get(t, acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}).GetUID() == uid {
 					return fmt.Errorf("the sandbox was not replaced")
@@ -342,7 +306,7 @@ func TestAccSandbox_import(t *testing.T) {
 	// Quantities in the server's canonical spelling: "1000m" would be read
 	// back from the cluster as "1" on import (see package podtemplate), with
 	// the same value.
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox" "test" {
   name        = %[1]q
   namespace   = %[2]q
@@ -363,8 +327,8 @@ resource "agentsandbox_sandbox" "test" {
   shutdown_policy = "Delete"
 }
 `, name, ns))
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			Config:            cfg,
 			ResourceName:      address,
@@ -378,35 +342,14 @@ func TestAccSandbox_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("gone")
 	cfg := sandboxConfig(ns, name, "")
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:             cfg,
 			Check:              acctest.CheckDisappears(address, gvr),
 			ExpectNonEmptyPlan: true,
 		},
-		resource.TestStep{Config: cfg, ConfigPlanChecks: planned(plancheck.ResourceActionCreate)},
+		resource.TestStep{Config: cfg, ConfigPlanChecks: fam.Planned(plancheck.ResourceActionCreate)},
 	))
-}
-
-type expectBefore struct {
-	address string
-	wants   []string
-}
-
-func (c expectBefore) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address == c.address {
-			s := fmt.Sprint(rc.Change.Before)
-			for _, w := range c.wants {
-				if !strings.Contains(s, w) {
-					resp.Error = fmt.Errorf("the refreshed state lacks %q, so the drift is invisible: %s", w, s)
-					return
-				}
-			}
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("%s is not in the plan", c.address)
 }
 
 func TestAccSandbox_drift(t *testing.T) {
@@ -414,17 +357,8 @@ func TestAccSandbox_drift(t *testing.T) {
 	name := acctest.RandomName("drift")
 	cfg := sandboxConfig(ns, name, `  service = true`)
 	ref := acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}
-	repaired := func(visible ...string) resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
-				expectBefore{address: address, wants: visible},
-			},
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// Out of band: a sidecar, an env variable, a toleration, and
 			// the sandbox suspended.
@@ -437,10 +371,10 @@ func TestAccSandbox_drift(t *testing.T) {
 				]`)
 			},
 			Config:           cfg,
-			ConfigPlanChecks: repaired("sidecar", "DEBUG", "operator:Exists", "operating_mode:Suspended"),
+			ConfigPlanChecks: fam.DriftRepaired("sidecar", "DEBUG", "operator:Exists", "operating_mode:Suspended"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("ready"), knownvalue.Bool(true)),
-				acctest.ExpectObject(address, gvr, field("Running", "spec", "operatingMode"), func(obj *unstructured.Unstructured) error {
+				acctest.ExpectObject(address, gvr, acctest.Field("Running", "spec", "operatingMode"), func(obj *unstructured.Unstructured) error {
 					s := fmt.Sprint(obj.Object["spec"])
 					for _, w := range []string{"sidecar", "DEBUG", "operator:Exists"} {
 						if strings.Contains(s, w) {
@@ -460,7 +394,7 @@ func TestAccSandbox_drift(t *testing.T) {
 				acctest.Patch(t, ref, k8stypes.MergePatchType, `{"spec": {"podTemplate": {"spec": {"hostNetwork": true}}}}`)
 			},
 			Config:           cfg,
-			ConfigPlanChecks: repaired(`pod_spec_overrides:{"hostNetwork":true}`),
+			ConfigPlanChecks: fam.DriftRepaired(`pod_spec_overrides:{"hostNetwork":true}`),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("pod_template").AtMapKey("pod_spec_overrides"), knownvalue.Null()),
 				acctest.ExpectObject(address, gvr, func(obj *unstructured.Unstructured) error {
@@ -480,8 +414,8 @@ func TestAccSandbox_drift(t *testing.T) {
 func TestAccSandbox_waitTimeout(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("stuck")
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -510,7 +444,7 @@ func TestAccSandbox_refreshCost(t *testing.T) {
 	const n = 3
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("cost")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox" "test" {
   count     = %[3]d
   name      = "%[1]s-${count.index}"
@@ -521,30 +455,10 @@ resource "agentsandbox_sandbox" "test" {
   }
 }
 `, name, ns, n))
-	var t0 time.Time
-	resource.Test(t, testCase(t,
-		resource.TestStep{
-			PreConfig: func() { kube.ResetRequestCounts(); t0 = time.Now() },
-			Config:    cfg,
-			Check: func(*terraform.State) error {
-				t.Logf("create of %d sandboxes, waiting for Ready: %d requests in %s: %v", n, kube.RequestCount(),
-					time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
-				return nil
-			},
-			ConfigPlanChecks: emptyPlanAfterApply,
-		},
-		resource.TestStep{
-			PreConfig:    kube.ResetRequestCounts,
-			RefreshState: true,
-			Check: func(*terraform.State) error {
-				t.Logf("no-change refresh of %d sandboxes: %d requests: %v", n, kube.RequestCount(), kube.RequestCounts())
-				get := kube.RequestCounts()["GET /apis/agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxes/{name}"]
-				if get != n || kube.RequestCount() != n {
-					return fmt.Errorf("refresh of %d sandboxes sent %d requests (%d GETs), want one GET each", n, kube.RequestCount(), get)
-				}
-				return nil
-			},
-		},
+	cost := acctest.NewRequestCost(t, n, "sandboxes")
+	resource.Test(t, fam.Case(t,
+		cost.CreateStep(cfg, "create, waiting for Ready"),
+		cost.RefreshStep("GET /apis/agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxes/{name}", 0),
 	))
 }
 
@@ -555,27 +469,10 @@ resource "agentsandbox_sandbox" "test" {
 // checked in TestBadInputFailsAtPlanWithItsPath).
 func TestAccSandbox_badInput(t *testing.T) {
 	ns := acctest.Namespace(t)
-	step := func(extra, want string) resource.TestStep {
-		return resource.TestStep{
-			PreConfig:   kube.ResetRequestCounts,
-			Config:      sandboxConfig(ns, "bad", extra),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(want),
-		}
-	}
-	noRequests := func() {
-		if n := kube.RequestCount(); n != 0 {
-			t.Errorf("a refused plan sent %d requests: %v", n, kube.RequestCounts())
-		}
-	}
-	resource.Test(t, testCase(t,
-		step(`  volume_claim_templates = [{ name = "data", resources = { requests = { storage = "1Gx" } } }]`, `(?s)"1Gx"`),
-		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  shutdown_time = "next tuesday"`), PlanOnly: true,
-			ExpectError: regexp.MustCompile(`(?s)"next tuesday".*RFC 3339`)},
-		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  operating_mode = "Paused"`), PlanOnly: true,
-			ExpectError: regexp.MustCompile(`(?s)operating_mode.*"Paused"`)},
-		resource.TestStep{PreConfig: noRequests, Config: sandboxConfig(ns, "bad", `  shutdown_time = "2001-01-01T00:00:00Z"`), PlanOnly: true,
-			ExpectError: regexp.MustCompile(`(?s)Shutdown time in the past.*"2001-01-01T00:00:00Z"`)},
-	))
-	noRequests()
+	resource.Test(t, fam.Case(t, acctest.RefusedAtPlan(t,
+		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  volume_claim_templates = [{ name = "data", resources = { requests = { storage = "1Gx" } } }]`), Error: `(?s)"1Gx"`},
+		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  shutdown_time = "next tuesday"`), Error: `(?s)"next tuesday".*RFC 3339`},
+		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  operating_mode = "Paused"`), Error: `(?s)operating_mode.*"Paused"`},
+		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  shutdown_time = "2001-01-01T00:00:00Z"`), Error: `(?s)Shutdown time in the past.*"2001-01-01T00:00:00Z"`},
+	)...))
 }

@@ -2,7 +2,6 @@ package sandboxtemplate_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"testing"
 
@@ -24,7 +23,7 @@ data "agentsandbox_sandbox_template" "test" {
   namespace = agentsandbox_sandbox_template.test.namespace
 }
 `
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -40,10 +39,10 @@ data "agentsandbox_sandbox_template" "test" {
 				statecheck.ExpectKnownValue(ds, tfjsonpath.New("labels").AtMapKey("team"), knownvalue.StringExact("ml")),
 				statecheck.CompareValuePairs(ds, tfjsonpath.New("network_policy_rendered"), address, tfjsonpath.New("network_policy_rendered"), compareEqual{}),
 			},
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
-			Config: config(fmt.Sprintf(`
+			Config: acctest.Config(fmt.Sprintf(`
 data "agentsandbox_sandbox_template" "missing" {
   name      = "no-such-template"
   namespace = %q
@@ -67,12 +66,8 @@ func (compareEqual) CompareValues(values ...any) error {
 // TestAccSandboxTemplate_examplePlans plans the documentation's example, so
 // the registry page never shows a configuration the provider refuses.
 func TestAccSandboxTemplate_examplePlans(t *testing.T) {
-	example, err := os.ReadFile("../../../examples/resources/agentsandbox_sandbox_template/resource.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config:             config(string(example)),
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config:             acctest.Config(acctest.ExampleConfig(t, "agentsandbox_sandbox_template")),
 		PlanOnly:           true,
 		ExpectNonEmptyPlan: true,
 	}))

@@ -49,41 +49,27 @@ func mountOf(name string) map[string]any {
 
 func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 	s := protocoltest.New(t, provider.New("test"))
-	for _, tc := range []struct {
-		name     string
-		cfg      map[string]any
-		wantPath string
-		inDetail []string
-	}{
-		{"bad name", base(map[string]any{"name": "Python_Template"}), "name", []string{`"Python_Template"`}},
-		{"unknown management", base(map[string]any{"network_policy_management": "Auto"}), "network_policy_management", []string{`"Auto"`}},
-		{"unknown env policy", base(map[string]any{"env_vars_injection_policy": "Sometimes"}), "env_vars_injection_policy", []string{`"Sometimes"`}},
-		{"unknown claim policy", base(map[string]any{"volume_claim_templates_policy": "Always"}), "volume_claim_templates_policy", []string{`"Always"`}},
-		{"CIDR with host bits", base(egress("10.0.0.1/8")), "network_policy.allow_egress[0].cidr", []string{`"10.0.0.1/8"`}},
+	s.ExpectRefused(t, sandboxtemplate.ResourceType, []protocoltest.BadInput{
+		protocoltest.Refused("bad name", base(map[string]any{"name": "Python_Template"}), "name", `"Python_Template"`),
+		protocoltest.Refused("unknown management", base(map[string]any{"network_policy_management": "Auto"}), "network_policy_management", `"Auto"`),
+		protocoltest.Refused("unknown env policy", base(map[string]any{"env_vars_injection_policy": "Sometimes"}), "env_vars_injection_policy", `"Sometimes"`),
+		protocoltest.Refused("unknown claim policy", base(map[string]any{"volume_claim_templates_policy": "Always"}), "volume_claim_templates_policy", `"Always"`),
+		protocoltest.Refused("CIDR with host bits", base(egress("10.0.0.1/8")), "network_policy.allow_egress[0].cidr", `"10.0.0.1/8"`),
 		// The metadata-server rule finds block_metadata_server next to the
 		// rules, also when they are nested in network_policy.
-		{"metadata server while blocked", base(egress("169.254.169.254/32")), "network_policy.allow_egress[0].cidr", []string{"169.254.169.254/32", "block_metadata_server = false"}},
-		{"port 70000", base(map[string]any{"network_policy": map[string]any{"ingress": []any{map[string]any{
-			"ports": []any{map[string]any{"port": "70000"}}}}}}), "network_policy.ingress[0].ports[0].port", []string{"70000"}},
-		{"storage 1Gx", base(map[string]any{"volume_claim_templates": []any{map[string]any{
+		protocoltest.Refused("metadata server while blocked", base(egress("169.254.169.254/32")), "network_policy.allow_egress[0].cidr", "169.254.169.254/32", "block_metadata_server = false"),
+		protocoltest.Refused("port 70000", base(map[string]any{"network_policy": map[string]any{"ingress": []any{map[string]any{
+			"ports": []any{map[string]any{"port": "70000"}}}}}}), "network_policy.ingress[0].ports[0].port", "70000"),
+		protocoltest.Refused("storage 1Gx", base(map[string]any{"volume_claim_templates": []any{map[string]any{
 			"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1Gx"}}}}}),
-			"volume_claim_templates[0].resources.requests.storage", []string{`"1Gx"`}},
-		{"mount of no volume", base(map[string]any{"pod_template": mountOf("cache")}), "pod_template.containers[0].volume_mounts[0].name", []string{`"cache"`}},
-		{"missing memory limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
-			"resources": map[string]any{"limits": map[string]any{"cpu": "1"}}})}}}), "pod_template.containers[0].resources.limits", []string{"memory"}},
-		{"reserved pod label", base(map[string]any{"pod_template": map[string]any{
+			"volume_claim_templates[0].resources.requests.storage", `"1Gx"`),
+		protocoltest.Refused("mount of no volume", base(map[string]any{"pod_template": mountOf("cache")}), "pod_template.containers[0].volume_mounts[0].name", `"cache"`),
+		protocoltest.Refused("missing memory limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"resources": map[string]any{"limits": map[string]any{"cpu": "1"}}})}}}), "pod_template.containers[0].resources.limits", "memory"),
+		protocoltest.Refused("reserved pod label", base(map[string]any{"pod_template": map[string]any{
 			"labels": map[string]any{"agents.x-k8s.io/sandbox-name-hash": "x"}, "containers": []any{container(nil)},
-		}}), `pod_template.labels["agents.x-k8s.io/sandbox-name-hash"]`, []string{"agents.x-k8s.io/"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := kube.RequestCount()
-			diags := s.ValidateResource(t, sandboxtemplate.ResourceType, tc.cfg)
-			protocoltest.ExpectErrorAt(t, diags, tc.wantPath, tc.inDetail...)
-			if n := kube.RequestCount() - before; n != 0 {
-				t.Errorf("validation sent %d requests", n)
-			}
-		})
-	}
+		}}), `pod_template.labels["agents.x-k8s.io/sandbox-name-hash"]`, "agents.x-k8s.io/"),
+	})
 }
 
 func warningsAt(diags []*tfprotov6.Diagnostic, path string) int {

@@ -19,13 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
+
+var fam = acctest.Family{ResourceType: sandboxtemplate.ResourceType, GVR: sandboxtemplate.Kind.GVR}
 
 const address = sandboxtemplate.ResourceType + ".test"
 
@@ -34,39 +35,13 @@ var (
 	npGVR = networkingv1.SchemeGroupVersion.WithResource("networkpolicies")
 )
 
-// emptyPlanAfterApply is every step's proof that nothing the server
-// normalised or defaulted shows up as a perpetual diff.
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
-
-func inPlace() resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{
-		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)},
-		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-	}
-}
-
-func testCase(t *testing.T, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             acctest.CheckDestroy(sandboxtemplate.ResourceType, gvr),
-		Steps:                    steps,
-	}
-}
-
-func config(body string) string {
-	return acctest.ConfigCompose(acctest.ProviderConfig(), body)
-}
-
 // The walkthrough's python-analytics-template, as a user writes it with
 // this provider: the hardening it spells out by hand (gVisor, no token,
 // non-root, seccomp, no privilege escalation, capabilities dropped) comes
 // from the defaults; only the user ID, the image, the port and the
 // resources are left to say.
 func testAccSandboxTemplateConfig_basic(ns, name string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -88,40 +63,6 @@ resource "agentsandbox_sandbox_template" "test" {
   }
 }
 `, name, ns))
-}
-
-// field checks one value of the live object.
-func field(want any, path ...string) func(*unstructured.Unstructured) error {
-	return func(obj *unstructured.Unstructured) error {
-		got, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
-		if err != nil || !found {
-			return fmt.Errorf("%s not found (%w)", strings.Join(path, "."), err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("%s = %v, want %v", strings.Join(path, "."), got, want)
-		}
-		return nil
-	}
-}
-
-// mentions checks that the value at path, printed, contains want.
-func mentions(want string, path ...string) func(*unstructured.Unstructured) error {
-	return func(obj *unstructured.Unstructured) error {
-		got, _, _ := unstructured.NestedFieldNoCopy(obj.Object, path...)
-		if !strings.Contains(fmt.Sprint(got), want) {
-			return fmt.Errorf("%s = %v, want it to mention %s", strings.Join(path, "."), got, want)
-		}
-		return nil
-	}
-}
-
-func absent(path ...string) func(*unstructured.Unstructured) error {
-	return func(obj *unstructured.Unstructured) error {
-		if v, found, _ := unstructured.NestedFieldNoCopy(obj.Object, path...); found {
-			return fmt.Errorf("%s = %v, want it absent", strings.Join(path, "."), v)
-		}
-		return nil
-	}
 }
 
 // containerNames checks the live pod template's containers.
@@ -165,7 +106,7 @@ func managedPolicy(t *testing.T, ns, template string, check func(*unstructured.U
 func TestAccSandboxTemplate_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("python-analytics")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: testAccSandboxTemplateConfig_basic(ns, name),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("id"), knownvalue.StringExact(ns+"/"+name)),
@@ -179,26 +120,26 @@ func TestAccSandboxTemplate_basic(t *testing.T) {
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_rendered"), knownvalue.Null()),
 			// What the API server accepted and stores is the hardened pod.
 			acctest.ExpectObject(address, gvr,
-				field("gvisor", "spec", "podTemplate", "spec", "runtimeClassName"),
-				field(false, "spec", "podTemplate", "spec", "automountServiceAccountToken"),
-				field(true, "spec", "podTemplate", "spec", "securityContext", "runAsNonRoot"),
-				field(10001, "spec", "podTemplate", "spec", "securityContext", "runAsUser"),
-				field("RuntimeDefault", "spec", "podTemplate", "spec", "securityContext", "seccompProfile", "type"),
-				field("Managed", "spec", "networkPolicyManagement"),
-				absent("spec", "networkPolicy"),
+				acctest.Field("gvisor", "spec", "podTemplate", "spec", "runtimeClassName"),
+				acctest.Field(false, "spec", "podTemplate", "spec", "automountServiceAccountToken"),
+				acctest.Field(true, "spec", "podTemplate", "spec", "securityContext", "runAsNonRoot"),
+				acctest.Field(10001, "spec", "podTemplate", "spec", "securityContext", "runAsUser"),
+				acctest.Field("RuntimeDefault", "spec", "podTemplate", "spec", "securityContext", "seccompProfile", "type"),
+				acctest.Field("Managed", "spec", "networkPolicyManagement"),
+				acctest.Absent("spec", "networkPolicy"),
 			),
 		},
 		Check: resource.ComposeTestCheckFunc(
 			// Managed (the default): the controller keeps its default policy.
-			managedPolicy(t, ns, name, mentions("agent-sandbox-system", "spec", "ingress")),
+			managedPolicy(t, ns, name, acctest.Mentions("agent-sandbox-system", "spec", "ingress")),
 		),
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 	}))
 }
 
 // testAccSandboxTemplateConfig_full sets every attribute the resource has.
 func testAccSandboxTemplateConfig_full(ns, name string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "test" {
   name        = %[1]q
   namespace   = %[2]q
@@ -237,7 +178,7 @@ resource "agentsandbox_sandbox_template" "test" {
 }
 
 func testAccSandboxTemplateConfig_unmanaged(ns, name string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -263,10 +204,10 @@ resource "agentsandbox_network_policy" "isolate" {
 func TestAccSandboxTemplate_update(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("tmpl")
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:           testAccSandboxTemplateConfig_basic(ns, name),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			Config: testAccSandboxTemplateConfig_full(ns, name),
@@ -276,10 +217,10 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy").AtMapKey("block_metadata_server"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_rendered"), knownvalue.StringRegexp(regexp.MustCompile(`"169.254.169.254/32"`))),
 				acctest.ExpectObject(address, gvr,
-					field(true, "spec", "service"),
-					field("Allowed", "spec", "envVarsInjectionPolicy"),
-					field("Overrides", "spec", "volumeClaimTemplatesPolicy"),
-					mentions("1Gi", "spec", "volumeClaimTemplates"),
+					acctest.Field(true, "spec", "service"),
+					acctest.Field("Allowed", "spec", "envVarsInjectionPolicy"),
+					acctest.Field("Overrides", "spec", "volumeClaimTemplatesPolicy"),
+					acctest.Mentions("1Gi", "spec", "volumeClaimTemplates"),
 				),
 			},
 			// The controller renders exactly the template's rules: DNS, then
@@ -291,7 +232,7 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 				}
 				return nil
 			}),
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 		resource.TestStep{
 			Config: testAccSandboxTemplateConfig_unmanaged(ns, name),
@@ -299,12 +240,12 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("volume_claim_templates"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_rendered"), knownvalue.Null()),
 				acctest.ExpectObject(address, gvr,
-					field(false, "spec", "service"),
-					field("Unmanaged", "spec", "networkPolicyManagement"),
-					absent("spec", "networkPolicy"),
-					absent("spec", "volumeClaimTemplates"),
-					absent("spec", "podTemplate", "spec", "tolerations"),
-					absent("metadata", "labels", "team"),
+					acctest.Field(false, "spec", "service"),
+					acctest.Field("Unmanaged", "spec", "networkPolicyManagement"),
+					acctest.Absent("spec", "networkPolicy"),
+					acctest.Absent("spec", "volumeClaimTemplates"),
+					acctest.Absent("spec", "podTemplate", "spec", "tolerations"),
+					acctest.Absent("metadata", "labels", "team"),
 				),
 			},
 			// Unmanaged: the controller removes its policy.
@@ -330,8 +271,8 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 func TestAccSandboxTemplate_replace(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("tmpl")
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: testAccSandboxTemplateConfig_basic(ns, name), ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: testAccSandboxTemplateConfig_basic(ns, name), ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// The name is the identity: a new name is a new template.
 			Config: testAccSandboxTemplateConfig_basic(ns, name+"-v2"),
@@ -354,8 +295,8 @@ func TestAccSandboxTemplate_import(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("tmpl")
 	cfg := testAccSandboxTemplateConfig_full(ns, name)
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			Config:            cfg,
 			ResourceName:      address,
@@ -376,7 +317,7 @@ func TestAccSandboxTemplate_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("gone")
 	cfg := testAccSandboxTemplateConfig_basic(ns, name)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:             cfg,
 			Check:              acctest.CheckDisappears(address, gvr),
@@ -392,52 +333,13 @@ func TestAccSandboxTemplate_disappears(t *testing.T) {
 	))
 }
 
-// expectBefore checks the refreshed state a plan starts from: the drift
-// must be visible there before apply repairs it.
-type expectBefore struct {
-	address string
-	check   func(before map[string]any) error
-}
-
-func (c expectBefore) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address == c.address {
-			before, _ := rc.Change.Before.(map[string]any)
-			resp.Error = c.check(before)
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("%s is not in the plan", c.address)
-}
-
-func contains(wants ...string) func(map[string]any) error {
-	return func(before map[string]any) error {
-		s := fmt.Sprint(before)
-		for _, w := range wants {
-			if !strings.Contains(s, w) {
-				return fmt.Errorf("the refreshed state lacks %q, so the drift is invisible: %s", w, s)
-			}
-		}
-		return nil
-	}
-}
-
 func TestAccSandboxTemplate_drift(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("drift")
 	cfg := testAccSandboxTemplateConfig_full(ns, name)
 	ref := acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}
-	repaired := func(visible ...string) resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
-				expectBefore{address: address, check: contains(visible...)},
-			},
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// Someone adds a container, an env variable and a toleration
 			// (fields the provider never set, owned by another manager),
@@ -451,10 +353,10 @@ func TestAccSandboxTemplate_drift(t *testing.T) {
 				]`)
 			},
 			Config:           cfg,
-			ConfigPlanChecks: repaired("miner", "evil:1", "DEBUG", "python:latest", "operator:Exists"),
+			ConfigPlanChecks: fam.DriftRepaired("miner", "evil:1", "DEBUG", "python:latest", "operator:Exists"),
 			ConfigStateChecks: []statecheck.StateCheck{acctest.ExpectObject(address, gvr,
 				containerNames("python-runtime"),
-				mentions("python-runtime-sandbox:v0.1.0", "spec", "podTemplate", "spec", "containers"),
+				acctest.Mentions("python-runtime-sandbox:v0.1.0", "spec", "podTemplate", "spec", "containers"),
 				func(obj *unstructured.Unstructured) error {
 					s := fmt.Sprint(obj.Object["spec"])
 					if strings.Contains(s, "DEBUG") || strings.Contains(s, "operator:Exists") {
@@ -475,10 +377,10 @@ func TestAccSandboxTemplate_drift(t *testing.T) {
 				}}`)
 			},
 			Config:           cfg,
-			ConfigPlanChecks: repaired(`"cidr": "0.0.0.0/0"`, "service:false", "env_vars_injection_policy:Overrides"),
+			ConfigPlanChecks: fam.DriftRepaired(`"cidr": "0.0.0.0/0"`, "service:false", "env_vars_injection_policy:Overrides"),
 			ConfigStateChecks: []statecheck.StateCheck{acctest.ExpectObject(address, gvr,
-				field(true, "spec", "service"),
-				field("Allowed", "spec", "envVarsInjectionPolicy"),
+				acctest.Field(true, "spec", "service"),
+				acctest.Field("Allowed", "spec", "envVarsInjectionPolicy"),
 			)},
 		},
 		resource.TestStep{
@@ -490,10 +392,10 @@ func TestAccSandboxTemplate_drift(t *testing.T) {
 			Config: cfg,
 			// hostNetwork is not modelled by the typed schema: it shows up
 			// in pod_spec_overrides, which the configuration does not set.
-			ConfigPlanChecks: repaired("pool:default", `pod_spec_overrides:{"hostNetwork":true}`),
+			ConfigPlanChecks: fam.DriftRepaired("pool:default", `pod_spec_overrides:{"hostNetwork":true}`),
 			ConfigStateChecks: []statecheck.StateCheck{acctest.ExpectObject(address, gvr,
-				absent("spec", "podTemplate", "spec", "nodeSelector"),
-				absent("spec", "podTemplate", "spec", "hostNetwork"),
+				acctest.Absent("spec", "podTemplate", "spec", "nodeSelector"),
+				acctest.Absent("spec", "podTemplate", "spec", "hostNetwork"),
 			)},
 		},
 	))
@@ -505,7 +407,7 @@ func TestAccSandboxTemplate_refreshCost(t *testing.T) {
 	const n = 5
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("cost")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "test" {
   count     = %[3]d
   name      = "%[1]s-${count.index}"
@@ -515,19 +417,9 @@ resource "agentsandbox_sandbox_template" "test" {
   }
 }
 `, name, ns, n))
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
-		resource.TestStep{
-			PreConfig:    kube.ResetRequestCounts,
-			RefreshState: true,
-			Check: func(*terraform.State) error {
-				t.Logf("no-change refresh of %d templates: %d requests: %v", n, kube.RequestCount(), kube.RequestCounts())
-				get := kube.RequestCounts()["GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates/{name}"]
-				if get != n || kube.RequestCount() != n {
-					return fmt.Errorf("refresh of %d templates sent %d requests (%d GETs), want one GET each", n, kube.RequestCount(), get)
-				}
-				return nil
-			},
-		},
+	cost := acctest.NewRequestCost(t, n, "templates")
+	resource.Test(t, fam.Case(t,
+		cost.CreateStep(cfg, "create"),
+		cost.RefreshStep("GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates/{name}", 0),
 	))
 }

@@ -18,11 +18,11 @@ import (
 // the labels others put on it.
 func TestAccWarmPoolDataSource_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
 	const data = "data.agentsandbox_warm_pool.test"
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_warm_pool" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -53,8 +53,8 @@ data "agentsandbox_warm_pool" "test" {
 
 func TestAccWarmPoolDataSource_notFound(t *testing.T) {
 	ns := acctest.Namespace(t)
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: acctest.Config(fmt.Sprintf(`
 data "agentsandbox_warm_pool" "test" {
   name      = "no-such-pool"
   namespace = %q

@@ -3,7 +3,6 @@ package warmpool_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,47 +23,21 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
 
+var fam = acctest.Family{ResourceType: warmpool.ResourceType, GVR: warmpool.Kind.GVR}
+
 const address = warmpool.ResourceType + ".test"
 
 var gvr = warmpool.Kind.GVR
 
-// emptyPlanAfterApply is every step's proof that nothing the server or the
-// controller normalised shows up as a perpetual diff.
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
-
-func inPlace(address string) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{
-		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)},
-		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-	}
-}
-
-func testCase(t *testing.T, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             acctest.CheckDestroy(warmpool.ResourceType, gvr),
-		Steps:                    steps,
-	}
-}
-
-func config(body string) string {
-	return acctest.ConfigCompose(acctest.ProviderConfig(), body)
-}
-
-// createTemplate makes a SandboxTemplate directly through the API (the
-// agentsandbox_sandbox_template resource is another package's). podSpec
-// extends the default pod spec, e.g. with a nodeSelector no node matches.
-func createTemplate(t *testing.T, ns, name string, podSpec map[string]any) {
-	t.Helper()
+// templateSpec is the spec of a SandboxTemplate made through the API for a
+// pool to use (the template resource is another family's). podSpec extends
+// the default pod spec, e.g. with a nodeSelector no node matches.
+func templateSpec(podSpec map[string]any) map[string]any {
 	spec := map[string]any{
 		"containers": []any{map[string]any{
 			"name": "python", "image": "registry.example/python-runtime:1",
@@ -74,22 +47,14 @@ func createTemplate(t *testing.T, ns, name string, podSpec map[string]any) {
 	for k, v := range podSpec {
 		spec[k] = v
 	}
-	tmpl := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": extv1beta1.GroupVersion.String(),
-		"kind":       extv1beta1.SandboxTemplateKind,
-		"metadata":   map[string]any{"name": name},
-		"spec": map[string]any{
-			"networkPolicyManagement": "Unmanaged",
-			"podTemplate":             map[string]any{"spec": spec},
-		},
-	}}
-	if _, err := acctest.Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating SandboxTemplate %s/%s: %v", ns, name, err)
+	return map[string]any{
+		"networkPolicyManagement": "Unmanaged",
+		"podTemplate":             map[string]any{"spec": spec},
 	}
 }
 
 func poolConfig(name, ns, body string) string {
-	return config(fmt.Sprintf(`
+	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_warm_pool" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -149,45 +114,13 @@ func listSandboxes(t *testing.T, ns, selector string) ([]unstructured.Unstructur
 	return out, nil
 }
 
-// ownedBy checks that manager owns the given fields through a server-side
-// apply and that no other manager does.
-func ownedBy(manager string, fields ...string) func(*unstructured.Unstructured) error {
-	return func(u *unstructured.Unstructured) error {
-		owned, err := kube.OwnedFields(u, manager)
-		if err != nil {
-			return err
-		}
-		for _, f := range fields {
-			if !slices.Contains(owned, f) {
-				return fmt.Errorf("%s does not own %s (owns %v)", manager, f, owned)
-			}
-		}
-		return nil
-	}
-}
-
-func notOwnedBy(manager string, fields ...string) func(*unstructured.Unstructured) error {
-	return func(u *unstructured.Unstructured) error {
-		owned, err := kube.OwnedFields(u, manager)
-		if err != nil {
-			return err
-		}
-		for _, f := range fields {
-			if slices.Contains(owned, f) {
-				return fmt.Errorf("%s still owns %s", manager, f)
-			}
-		}
-		return nil
-	}
-}
-
 // TestAccWarmPool_basic: a pool of 5 is 5/5 ready when the apply returns.
 func TestAccWarmPool_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
 	var t0 time.Time
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		PreConfig: func() { t0 = time.Now() },
 		Config: poolConfig(name, ns, `  template = "python"
   replicas = 5`),
@@ -208,7 +141,7 @@ func TestAccWarmPool_basic(t *testing.T) {
 			acctest.ExpectObject(address, gvr, liveSpec("python", 5, "OnReplenish"),
 				// The defaults are sent explicitly: they are the provider's, so
 				// a change by anyone else is drift the next apply repairs.
-				ownedBy("agentsandbox", ".spec.replicas", ".spec.sandboxTemplateRef.name", ".spec.updateStrategy.type")),
+				acctest.OwnedBy("agentsandbox", ".spec.replicas", ".spec.sandboxTemplateRef.name", ".spec.updateStrategy.type")),
 		},
 		ConfigPlanChecks: resource.ConfigPlanChecks{
 			PreApply: []plancheck.PlanCheck{
@@ -231,9 +164,9 @@ func TestAccWarmPool_basic(t *testing.T) {
 // defaults, visibly, and reads them back without a diff.
 func TestAccWarmPool_defaults(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: poolConfig(name, ns, `  template = "python"`),
 		ConfigPlanChecks: resource.ConfigPlanChecks{
 			PreApply: []plancheck.PlanCheck{
@@ -254,13 +187,13 @@ func TestAccWarmPool_defaults(t *testing.T) {
 // with the pool ready.
 func TestAccWarmPool_update(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
-	createTemplate(t, ns, "node", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
+	acctest.CreateTemplate(t, ns, "node", templateSpec(nil))
 	name := acctest.RandomName("pool")
 	step := func(body string, replicas int64, template, strategy string, checks ...statecheck.StateCheck) resource.TestStep {
 		return resource.TestStep{
 			Config:           poolConfig(name, ns, body),
-			ConfigPlanChecks: inPlace(address),
+			ConfigPlanChecks: acctest.PlannedAt(address, plancheck.ResourceActionUpdate),
 			ConfigStateChecks: append([]statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("replicas"), knownvalue.Int64Exact(replicas)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("ready_replicas"), knownvalue.Int64Exact(replicas)),
@@ -272,8 +205,8 @@ func TestAccWarmPool_update(t *testing.T) {
 	first := step(`  template = "python"
   replicas = 5
   labels   = { team = "a" }`, 5, "python", "OnReplenish")
-	first.ConfigPlanChecks = emptyPlanAfterApply
-	resource.Test(t, testCase(t,
+	first.ConfigPlanChecks = acctest.EmptyPlanAfterApply
+	resource.Test(t, fam.Case(t,
 		first,
 		step(`  template = "python"
   replicas = 8
@@ -321,8 +254,8 @@ func TestAccWarmPool_update(t *testing.T) {
 func TestAccWarmPool_replace(t *testing.T) {
 	ns := acctest.Namespace(t)
 	ns2 := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
-	createTemplate(t, ns2, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
+	acctest.CreateTemplate(t, ns2, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
 	replace := resource.ConfigPlanChecks{
 		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)},
@@ -330,8 +263,8 @@ func TestAccWarmPool_replace(t *testing.T) {
 	}
 	body := `  template = "python"
   replicas = 2`
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: poolConfig(name, ns, body), ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: poolConfig(name, ns, body), ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			Config:            poolConfig(name+"-b", ns, body),
 			ConfigPlanChecks:  replace,
@@ -354,15 +287,15 @@ func TestAccWarmPool_replace(t *testing.T) {
 
 func TestAccWarmPool_import(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
 	cfg := poolConfig(name, ns, `  template        = "python"
   replicas        = 3
   update_strategy = "Recreate"
   labels          = { team = "a" }
   annotations     = { "example.com/owner" = "platform" }`)
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			Config:            cfg,
 			ResourceName:      address,
@@ -402,11 +335,11 @@ func TestAccWarmPool_import(t *testing.T) {
 
 func TestAccWarmPool_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("gone")
 	cfg := poolConfig(name, ns, `  template = "python"
   replicas = 2`)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:             cfg,
 			Check:              acctest.CheckDisappears(address, gvr),
@@ -493,32 +426,26 @@ func (c onlyChanges) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest
 // plan as exactly those edits, and the apply puts them back.
 func TestAccWarmPool_drift(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
-	createTemplate(t, ns, "other", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
+	acctest.CreateTemplate(t, ns, "other", templateSpec(nil))
 	name := acctest.RandomName("drift")
 	ref := acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name}
 	cfg := poolConfig(name, ns, `  template = "python"
   replicas = 3
   labels   = { team = "a" }`)
-	repaired := func(extra ...plancheck.PlanCheck) resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply:             append([]plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)}, extra...),
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
 	back := []statecheck.StateCheck{
-		acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), ownedBy("agentsandbox", ".spec.replicas")),
+		acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), acctest.OwnedBy("agentsandbox", ".spec.replicas")),
 		readySandboxes(t, address, 3),
 	}
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// kubectl scale --replicas=6: through the scale subresource, as an
 			// autoscaler would. Without replicas_managed_externally the count
 			// is the configuration's, so this is drift.
 			PreConfig: func() { scale(t, ns, name, 6) },
 			Config:    cfg,
-			ConfigPlanChecks: repaired(
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate,
 				expectPlannedChange(address, "replicas", 6, 3),
 				expectOnlyChanges(address, "replicas"),
 			),
@@ -529,7 +456,7 @@ func TestAccWarmPool_drift(t *testing.T) {
 				acctest.Patch(t, ref, k8stypes.MergePatchType, `{"spec":{"sandboxTemplateRef":{"name":"other"},"updateStrategy":{"type":"Recreate"}}}`)
 			},
 			Config: cfg,
-			ConfigPlanChecks: repaired(
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate,
 				expectPlannedChange(address, "template", "other", "python"),
 				expectPlannedChange(address, "update_strategy", "Recreate", "OnReplenish"),
 				expectOnlyChanges(address, "template", "update_strategy"),
@@ -543,7 +470,7 @@ func TestAccWarmPool_drift(t *testing.T) {
 				acctest.Patch(t, ref, k8stypes.MergePatchType, `{"metadata":{"labels":{"team":"changed","added-by-someone":"x"}}}`)
 			},
 			Config: cfg,
-			ConfigPlanChecks: repaired(
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate,
 				expectPlannedChange(address, "labels", map[string]any{"team": "changed"}, map[string]any{"team": "a"}),
 				expectOnlyChanges(address, "labels"),
 			),
@@ -574,7 +501,7 @@ func scale(t *testing.T, ns, name string, replicas int) {
 // count, and other updates leave the count alone.
 func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("hpa")
 	managed := poolConfig(name, ns, `  template = "python"
   replicas = 3`)
@@ -582,8 +509,8 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 		return poolConfig(name, ns, `  template                    = "python"
   replicas_managed_externally = true`+extra)
 	}
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: managed, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: managed, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// The hand-over: the count stays 3, not the API's default of 1.
 			Config: external(""),
@@ -593,7 +520,7 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("replicas"), knownvalue.Int64Exact(3)),
-				acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), notOwnedBy("agentsandbox", ".spec.replicas")),
+				acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), acctest.NotOwnedBy("agentsandbox", ".spec.replicas")),
 				readySandboxes(t, address, 3),
 			},
 		},
@@ -614,11 +541,11 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 			// Another change applies without touching the count, and waits
 			// for the autoscaler's 5.
 			Config:           external("\n  labels = { team = \"a\" }"),
-			ConfigPlanChecks: inPlace(address),
+			ConfigPlanChecks: acctest.PlannedAt(address, plancheck.ResourceActionUpdate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("replicas"), knownvalue.Int64Exact(5)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("ready_replicas"), knownvalue.Int64Exact(5)),
-				acctest.ExpectObject(address, gvr, liveSpec("python", 5, "OnReplenish"), notOwnedBy("agentsandbox", ".spec.replicas")),
+				acctest.ExpectObject(address, gvr, liveSpec("python", 5, "OnReplenish"), acctest.NotOwnedBy("agentsandbox", ".spec.replicas")),
 				readySandboxes(t, address, 5),
 			},
 		},
@@ -633,7 +560,7 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
-				acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), ownedBy("agentsandbox", ".spec.replicas")),
+				acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), acctest.OwnedBy("agentsandbox", ".spec.replicas")),
 				readySandboxes(t, address, 3),
 			},
 		},
@@ -644,11 +571,11 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 // starts at the API's default and never owns the count.
 func TestAccWarmPool_externalFromTheStart(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("hpa")
 	cfg := poolConfig(name, ns, `  template                    = "python"
   replicas_managed_externally = true`)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config: cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -657,7 +584,7 @@ func TestAccWarmPool_externalFromTheStart(t *testing.T) {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("replicas"), knownvalue.Int64Exact(1)),
-				acctest.ExpectObject(address, gvr, notOwnedBy("agentsandbox", ".spec.replicas")),
+				acctest.ExpectObject(address, gvr, acctest.NotOwnedBy("agentsandbox", ".spec.replicas")),
 			},
 		},
 		resource.TestStep{
@@ -673,7 +600,7 @@ func TestAccWarmPool_externalFromTheStart(t *testing.T) {
 func TestAccWarmPool_templateNotFound(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("orphan")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		PreConfig: kube.ResetRequestCounts,
 		Config: poolConfig(name, ns, `  template = "no-such-template"
   replicas = 2`),
@@ -687,7 +614,7 @@ func TestAccWarmPool_templateNotFound(t *testing.T) {
 				t.Error("the pool was created")
 			}
 		},
-		Config:   config(""),
+		Config:   acctest.Config(""),
 		PlanOnly: true,
 	}))
 }
@@ -709,9 +636,9 @@ func writes() int64 {
 // expires, naming each sandbox and its Ready condition.
 func TestAccWarmPool_timeout(t *testing.T) {
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "unschedulable", map[string]any{"nodeSelector": map[string]any{"example.com/no-such-node": "true"}})
+	acctest.CreateTemplate(t, ns, "unschedulable", templateSpec(map[string]any{"nodeSelector": map[string]any{"example.com/no-such-node": "true"}}))
 	name := acctest.RandomName("stuck")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: poolConfig(name, ns, `  template = "unschedulable"
   replicas = 2
   timeouts {
@@ -728,7 +655,7 @@ func TestAccWarmPool_timeout(t *testing.T) {
 // user), and no request reaches the cluster. The exact attribute paths are
 // checked in TestBadInputFailsAtPlanWithItsPath.
 func TestAccWarmPool_badInput(t *testing.T) {
-	steps := []resource.TestStep{}
+	var cases []acctest.BadConfig
 	for _, tc := range []struct{ body, want string }{
 		{`name = "Bad_Name"` + "\n  template = \"python\"", `(?s)Invalid name.*"Bad_Name"`},
 		{`name = "pool"` + "\n  template = \"python\"\n  replicas = -1", `(?s)replicas.*at least 0.*-1|(?s)-1.*replicas`},
@@ -736,24 +663,9 @@ func TestAccWarmPool_badInput(t *testing.T) {
 		{`name = "pool"` + "\n  template = \"python\"\n  replicas = 2\n  replicas_managed_externally = true", `(?s)Replicas set while managed externally.*replicas = 2`},
 		{`name = "pool"` + "\n  template = \"python\"\n  labels = { \"agents.x-k8s.io/pool\" = \"x\" }", `(?s)Reserved label key.*"agents.x-k8s.io/pool"`},
 	} {
-		steps = append(steps, resource.TestStep{
-			PreConfig:   kube.ResetRequestCounts,
-			Config:      config("resource \"agentsandbox_warm_pool\" \"test\" {\n  " + tc.body + "\n}\n"),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(tc.want),
-		})
+		cases = append(cases, acctest.BadConfig{Config: acctest.Config("resource \"agentsandbox_warm_pool\" \"test\" {\n  " + tc.body + "\n}\n"), Error: tc.want})
 	}
-	// After the last bad plan: nothing was sent, not even a read.
-	steps = append(steps, resource.TestStep{
-		PreConfig: func() {
-			if n := kube.RequestCount(); n != 0 {
-				t.Errorf("a configuration refused at plan sent %d requests: %v", n, kube.RequestCounts())
-			}
-		},
-		Config:   config(""),
-		PlanOnly: true,
-	})
-	resource.Test(t, testCase(t, steps...))
+	resource.Test(t, fam.Case(t, acctest.RefusedAtPlan(t, cases...)...))
 }
 
 // TestAccWarmPool_requestCost measures what the provider sends for n
@@ -762,9 +674,9 @@ func TestAccWarmPool_badInput(t *testing.T) {
 func TestAccWarmPool_requestCost(t *testing.T) {
 	const n = 10
 	ns := acctest.Namespace(t)
-	createTemplate(t, ns, "python", nil)
+	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	name := acctest.RandomName("cost")
-	cfg := config(fmt.Sprintf(`
+	cfg := acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_warm_pool" "test" {
   count     = %[3]d
   name      = "%[1]s-${count.index}"
@@ -773,51 +685,12 @@ resource "agentsandbox_warm_pool" "test" {
   replicas  = 2
 }
 `, name, ns, n))
-	var t0 time.Time
-	start := func() {
-		kube.ResetRequestCounts()
-		t0 = time.Now()
-	}
-	report := func(what string) {
-		t.Logf("%s of %d pools: %d requests in %s: %v", what, n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
-	}
-	tc := testCase(t,
-		resource.TestStep{
-			PreConfig: start,
-			Config:    cfg,
-			Check: func(*terraform.State) error {
-				report("create (plan + apply, waiting for 2/2 ready each)")
-				return nil
-			},
-			ConfigPlanChecks: emptyPlanAfterApply,
-		},
-		resource.TestStep{
-			PreConfig:    start,
-			RefreshState: true,
-			Check: func(*terraform.State) error {
-				report("no-change refresh")
-				get := kube.RequestCounts()["GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}"]
-				if get != n || kube.RequestCount() != n {
-					return fmt.Errorf("refresh of %d pools sent %d requests (%d GETs of a pool), want exactly one GET each",
-						n, kube.RequestCount(), get)
-				}
-				return nil
-			},
-		},
-		resource.TestStep{PreConfig: start, Config: cfg, PlanOnly: true},
-		resource.TestStep{
-			PreConfig: func() {
-				report("no-change plan (terraform-plugin-testing runs refresh + plan)")
-				start()
-			},
-			RefreshState: true,
-		},
-	)
-	checkDestroy := tc.CheckDestroy
-	tc.CheckDestroy = func(s *terraform.State) error {
-		report("destroy (refresh + foreground delete, waiting until gone)")
-		return checkDestroy(s)
-	}
+	cost := acctest.NewRequestCost(t, n, "pools")
+	tc := fam.Case(t, append([]resource.TestStep{
+		cost.CreateStep(cfg, "create (plan + apply, waiting for 2/2 ready each)"),
+		cost.RefreshStep("GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}", 0),
+	}, cost.PlanSteps(cfg)...)...)
+	tc = cost.MeasureDestroy(tc, "destroy (refresh + foreground delete, waiting until gone)")
 	resource.Test(t, tc)
 }
 
@@ -827,28 +700,9 @@ resource "agentsandbox_warm_pool" "test" {
 // HorizontalPodAutoscaler belongs to another provider, which is not
 // installed here, and is left out.
 func TestAccWarmPool_examplePlans(t *testing.T) {
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config:             config(exampleConfig(t, "agentsandbox_sandbox_template", "agentsandbox_warm_pool")),
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config:             acctest.Config(acctest.ExampleConfig(t, "agentsandbox_sandbox_template", "agentsandbox_warm_pool")),
 		PlanOnly:           true,
 		ExpectNonEmptyPlan: true,
 	}))
 }
-
-// exampleConfig joins the resource.tf examples of the given types, without
-// the blocks of resources of other providers.
-func exampleConfig(t *testing.T, types ...string) string {
-	t.Helper()
-	var parts []string
-	for _, typ := range types {
-		b, err := os.ReadFile("../../../examples/resources/" + typ + "/resource.tf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, foreignBlock.ReplaceAllString(string(b), ""))
-	}
-	return strings.Join(parts, "\n")
-}
-
-// foreignBlock is a top-level resource block of another provider: from its
-// first line to the first closing brace at the start of a line.
-var foreignBlock = regexp.MustCompile(`(?ms)^resource "kubernetes_[^"]*" "[^"]*" \{.*?^\}\n`)

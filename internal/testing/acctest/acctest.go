@@ -48,10 +48,16 @@ import (
 const ProviderName = provider.TypeName
 
 // ProtoV6ProviderFactories serves the provider in-process to the terraform
-// CLI that terraform-plugin-testing runs: a fresh provider instance per
-// Terraform command, as with a real plugin binary.
+// CLI that terraform-plugin-testing runs. terraform-plugin-testing calls
+// the factory each time a Terraform command starts the plugin, and each
+// call builds a new provider and a new protocol server (which holds the
+// configured clients), so no command sees another's state, as with a real
+// plugin binary started per command. The process-wide request counters of
+// package kube are shared, which is what the request-cost tests read.
 var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	ProviderName: providerserver.NewProtocol6WithError(provider.New("test")()),
+	ProviderName: func() (tfprotov6.ProviderServer, error) {
+		return providerserver.NewProtocol6WithError(provider.New("test")())()
+	},
 }
 
 // envTfAcc is terraform-plugin-testing's switch for acceptance tests.

@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 )
 
 type unknownValue struct{}
@@ -29,7 +31,8 @@ var Unknown = unknownValue{}
 // Value builds a Terraform value of type typ from Go values: objects from
 // map[string]any (missing attributes are null), lists and sets from []any,
 // maps from map[string]string or map[string]any, numbers from int or
-// int64, strings and bools as themselves, nil for null and Unknown for a
+// int64 (an int given to a string attribute becomes its decimal spelling,
+// as Terraform converts it), strings and bools as themselves, nil for null and Unknown for a
 // value not known yet. It panics on an attribute the type does not have,
 // so a misspelt test configuration fails loudly.
 func Value(typ tftypes.Type, v any) tftypes.Value {
@@ -75,6 +78,10 @@ func Value(typ tftypes.Type, v any) tftypes.Value {
 	}
 	switch x := v.(type) {
 	case int:
+		if typ.Is(tftypes.String) {
+			// As Terraform converts a number given to a string attribute.
+			return tftypes.NewValue(typ, fmt.Sprint(x))
+		}
 		return tftypes.NewValue(typ, big.NewFloat(float64(x)))
 	case int64:
 		return tftypes.NewValue(typ, new(big.Float).SetInt64(x))
@@ -138,7 +145,8 @@ func (s *Server) DataSourceType(t testing.TB, typeName string) tftypes.Type {
 	return sch.ValueType()
 }
 
-func dynamic(t testing.TB, typ tftypes.Type, v any) *tfprotov6.DynamicValue {
+// Dynamic is Value(typ, v) as the protocol carries it.
+func Dynamic(t testing.TB, typ tftypes.Type, v any) *tfprotov6.DynamicValue {
 	t.Helper()
 	dv, err := tfprotov6.NewDynamicValue(typ, Value(typ, v))
 	if err != nil {
@@ -151,7 +159,7 @@ func dynamic(t testing.TB, typ tftypes.Type, v any) *tfprotov6.DynamicValue {
 func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
 	t.Helper()
 	resp, err := s.srv.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
-		TypeName: typeName, Config: dynamic(t, s.ResourceType(t, typeName), cfg),
+		TypeName: typeName, Config: Dynamic(t, s.ResourceType(t, typeName), cfg),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +171,7 @@ func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]
 func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
 	t.Helper()
 	resp, err := s.srv.ValidateDataResourceConfig(context.Background(), &tfprotov6.ValidateDataResourceConfigRequest{
-		TypeName: typeName, Config: dynamic(t, s.DataSourceType(t, typeName), cfg),
+		TypeName: typeName, Config: Dynamic(t, s.DataSourceType(t, typeName), cfg),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -171,18 +179,19 @@ func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[strin
 	return resp.Diagnostics
 }
 
-// PlanCreate plans a new object from cfg (no prior state), as the first
-// plan of a resource does, and returns the planned attribute values and the
-// diagnostics. Values Terraform would compute before calling the provider
-// (defaults) are the provider's own job here too, through the framework.
-func (s *Server) PlanCreate(t testing.TB, typeName string, cfg map[string]any) (map[string]tftypes.Value, []*tfprotov6.Diagnostic) {
+// Plan plans a new object of the resource typeName from cfg (no prior
+// state), as the first plan of a resource does, and returns the planned
+// object (null when planning failed) and the diagnostics. Values Terraform
+// would compute before calling the provider (defaults) are the provider's
+// own job here too, through the framework.
+func (s *Server) Plan(t testing.TB, typeName string, cfg map[string]any) (tftypes.Value, []*tfprotov6.Diagnostic) {
 	t.Helper()
 	typ := s.ResourceType(t, typeName)
 	prior, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dynamic(t, typ, cfg)
+	c := Dynamic(t, typ, cfg)
 	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
 		TypeName: typeName, PriorState: &prior, ProposedNewState: c, Config: c,
 	})
@@ -190,21 +199,33 @@ func (s *Server) PlanCreate(t testing.TB, typeName string, cfg map[string]any) (
 		t.Fatal(err)
 	}
 	if resp.PlannedState == nil {
-		return nil, resp.Diagnostics
+		return tftypes.NewValue(typ, nil), resp.Diagnostics
 	}
 	planned, err := resp.PlannedState.Unmarshal(typ)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return planned, resp.Diagnostics
+}
+
+// PlanCreate is Plan with the planned object's attributes by name (nil
+// when planning failed).
+func (s *Server) PlanCreate(t testing.TB, typeName string, cfg map[string]any) (map[string]tftypes.Value, []*tfprotov6.Diagnostic) {
+	t.Helper()
+	planned, diags := s.Plan(t, typeName, cfg)
+	if planned.IsNull() {
+		return nil, diags
+	}
 	var attrs map[string]tftypes.Value
 	if err := planned.As(&attrs); err != nil {
 		t.Fatal(err)
 	}
-	return attrs, resp.Diagnostics
+	return attrs, diags
 }
 
 // AttributePath renders a protocol attribute path the way people write it:
-// env[0].name, labels["team"], additional_pod_metadata.labels["a/b"].
+// env[0].name, labels["team"], additional_pod_metadata.labels["a/b"],
+// node_locations["europe-west1-b"] (an element of a set of strings).
 func AttributePath(p *tftypes.AttributePath) string {
 	if p == nil {
 		return ""
@@ -222,7 +243,13 @@ func AttributePath(p *tftypes.AttributePath) string {
 		case tftypes.ElementKeyString:
 			fmt.Fprintf(&b, "[%q]", string(s))
 		case tftypes.ElementKeyValue:
-			b.WriteString("[?]")
+			// A set element: shown by its value when it is a string.
+			var v string
+			if err := tftypes.Value(s).As(&v); err == nil {
+				fmt.Fprintf(&b, "[%q]", v)
+			} else {
+				b.WriteString("[?]")
+			}
 		}
 	}
 	return b.String()
@@ -247,6 +274,37 @@ func Describe(diags []*tfprotov6.Diagnostic) string {
 		lines = append(lines, fmt.Sprintf("%s: %s: %s", AttributePath(d.Attribute), d.Summary, d.Detail))
 	}
 	return strings.Join(lines, "\n  ")
+}
+
+// BadInput is one row of a bad-input table: a configuration that must be
+// refused at plan, where (as AttributePath renders it) and with what words.
+type BadInput struct {
+	Name     string
+	Config   map[string]any
+	Path     string   // the attribute path the error must carry
+	Mentions []string // what its summary or detail must contain, each
+}
+
+// Refused is a BadInput row: name, configuration, path, words.
+func Refused(name string, config map[string]any, path string, mentions ...string) BadInput {
+	return BadInput{Name: name, Config: config, Path: path, Mentions: mentions}
+}
+
+// ExpectRefused validates every case's configuration of the resource
+// typeName, each in a subtest of its name, and requires an error at the
+// case's path mentioning all of its words; validation must not send a
+// single request to Kubernetes.
+func (s *Server) ExpectRefused(t *testing.T, typeName string, cases []BadInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			before := kube.RequestCount()
+			ExpectErrorAt(t, s.ValidateResource(t, typeName, tc.Config), tc.Path, tc.Mentions...)
+			if n := kube.RequestCount() - before; n != 0 {
+				t.Errorf("validation sent %d requests: %v", n, kube.RequestCounts())
+			}
+		})
+	}
 }
 
 // ExpectErrorAt fails t unless diags hold an error at path (as
