@@ -30,10 +30,12 @@ import (
 )
 
 // Resource returns s with the types of its nested attributes and blocks
-// precomputed. The attribute maps of s are not modified (schemas often
+// precomputed, and its top-level Int64 attributes of WholeNumberType (a
+// fraction gets a real message). The attribute maps of s are not modified (schemas often
 // share attribute maps between resources); the result holds new ones.
 func Resource(s schema.Schema) schema.Schema {
 	s.Attributes = attributes(s.Attributes)
+	wholeNumbers(s.Attributes)
 	s.Blocks = blocks(s.Blocks)
 	return s
 }
