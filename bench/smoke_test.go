@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// TestMain lets the test binary act as the provider wrapper too: the
+// benchmark links copies of its own executable into the plugin directories
+// (see wrap.go), and under `go test` that executable is this binary.
+func TestMain(m *testing.M) {
+	if isWrapper() {
+		os.Exit(runWrapper())
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke keeps `make bench` working: two sets through the floor and this
+// provider, every phase, against the acceptance-test cluster. It checks what
+// the benchmark reports rather than how fast anything is (wall times are
+// never asserted): every phase succeeded, the no-change plans were empty, a
+// refresh reads each object exactly once, a plan without refresh sends
+// nothing, an update writes each object once, and the provider's own request
+// counter agrees with the API server's.
+func TestSmoke(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("TF_ACC not set: the benchmark smoke run needs a cluster (make test provides one)")
+	}
+	const n = 2
+	res, err := runBench(context.Background(), options{
+		N: []int{n}, Scenarios: "sets", Providers: "floor,agentsandbox", Parallelism: 10,
+		Out: t.TempDir(), Label: "smoke",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.write(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	objects := 3 * n
+	phases := map[string]bool{}
+	for _, r := range res.Runs {
+		phases[r.Provider+" "+r.Phase] = true
+		if r.Error != "" {
+			t.Errorf("%s %s: %s", r.Provider, r.Phase, r.Error)
+		}
+		if r.Provider == "floor" {
+			if r.APITotal != 0 {
+				t.Errorf("floor %s: %d API requests on the benchmark's resources, want none: %v", r.Phase, r.APITotal, r.APIRequests)
+			}
+			continue
+		}
+		if r.ProviderProcesses == 0 || r.ProviderRSS == 0 {
+			t.Errorf("%s: no provider process measured", r.Phase)
+		}
+		if r.ProviderRequests == nil {
+			t.Errorf("%s: the provider wrote no request counters", r.Phase)
+		} else if r.ProviderTotal != r.APITotal {
+			t.Errorf("%s: provider counted %d requests (%v), the API server %d (%v)", r.Phase, r.ProviderTotal, r.ProviderRequests, r.APITotal, r.APIRequests)
+		}
+		gets := r.APIRequests["GET sandboxtemplates"] + r.APIRequests["GET sandboxwarmpools"] + r.APIRequests["GET networkpolicies"]
+		switch r.Phase {
+		case "plan", "apply -refresh-only", "plan after update":
+			if r.APITotal != int64(objects) || gets != int64(objects) {
+				t.Errorf("%s: %d requests (%d GETs), want one GET per object (%d): %v", r.Phase, r.APITotal, gets, objects, r.APIRequests)
+			}
+		case "plan -refresh=false":
+			if r.APITotal != 0 {
+				t.Errorf("%s: %d requests, want none: %v", r.Phase, r.APITotal, r.APIRequests)
+			}
+		case "update":
+			writes := r.APITotal - gets
+			if writes != int64(objects) {
+				t.Errorf("update: %d writes, want one per object (%d): %v", writes, objects, r.APIRequests)
+			}
+		}
+	}
+	for _, p := range []string{"apply", "plan", "plan -refresh=false", "apply -refresh-only", "update", "plan after update", "destroy"} {
+		for _, s := range []string{"floor", "agentsandbox"} {
+			if !phases[s+" "+p] {
+				t.Errorf("no result for %s %s", s, p)
+			}
+		}
+	}
+}
