@@ -87,6 +87,7 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 	resp.Diagnostics.Append(podtemplate.Validate(ctx, path.Root("pod_template"), m.PodTemplate,
 		podtemplate.Options{ClaimTemplateNames: names, SkipVolumeMountCheck: !known})...)
 	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
+	resp.Diagnostics.Append(blueprint.ValidateServiceName(m.Name, m.Service)...)
 }
 
 // ModifyPlan says at plan time what the API will do with the change, from
