@@ -21,7 +21,7 @@ func TestAccSandboxClaimDataSource_basic(t *testing.T) {
 	ns := acctest.Namespace(t)
 	createTemplate(t, ns, "python", "Allowed")
 	name := acctest.RandomName("session")
-	resource.Test(t, testCase(t, resource.TestStep{
+	resource.Test(t, fam.Case(t, resource.TestStep{
 		Config: claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name
   shutdown_time = "2040-01-01T00:00:00Z"
   additional_pod_metadata = { labels = { "sandbox.users.io/session" = "s1" } }
@@ -56,8 +56,8 @@ data "agentsandbox_sandbox_claim" "test" {
 func TestAccSandboxClaimDataSource_failing(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("session")
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_claim" "test" {
   name           = %[1]q
   namespace      = %[2]q
@@ -78,7 +78,7 @@ data "agentsandbox_sandbox_claim" "test" {
 		// reported, so the reason is checked once more after a refresh.
 		Check: resource.TestCheckResourceAttrSet(data, "id"),
 	}, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+		Config: acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_claim" "test" {
   name           = %[1]q
   namespace      = %[2]q
@@ -100,8 +100,8 @@ data "agentsandbox_sandbox_claim" "test" {
 
 func TestAccSandboxClaimDataSource_notFound(t *testing.T) {
 	ns := acctest.Namespace(t)
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config: config(fmt.Sprintf(`
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: acctest.Config(fmt.Sprintf(`
 data "agentsandbox_sandbox_claim" "test" {
   name      = "no-such-claim"
   namespace = %q

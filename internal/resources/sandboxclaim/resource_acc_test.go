@@ -3,7 +3,6 @@ package sandboxclaim_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,43 +19,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxclaim"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
 
+var fam = acctest.Family{ResourceType: sandboxclaim.ResourceType, GVR: sandboxclaim.Kind.GVR}
+
 const address = sandboxclaim.ResourceType + ".test"
 
 var gvr = sandboxclaim.Kind.GVR
-
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
-
-func planned(action plancheck.ResourceActionType, extra ...plancheck.PlanCheck) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{
-		PreApply:             append([]plancheck.PlanCheck{plancheck.ExpectResourceAction(address, action)}, extra...),
-		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-	}
-}
-
-func testCase(t *testing.T, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             acctest.CheckDestroy(sandboxclaim.ResourceType, gvr),
-		Steps:                    steps,
-	}
-}
-
-func config(body string) string {
-	return acctest.ConfigCompose(acctest.ProviderConfig(), body)
-}
 
 // createTemplate makes a SandboxTemplate directly through the API (the
 // template resource is another package's). envPolicy is its
@@ -77,15 +52,7 @@ func createTemplate(t *testing.T, ns, name, envPolicy string) {
 	if envPolicy != "" {
 		spec["envVarsInjectionPolicy"] = envPolicy
 	}
-	tmpl := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": extv1beta1.GroupVersion.String(),
-		"kind":       extv1beta1.SandboxTemplateKind,
-		"metadata":   map[string]any{"name": name},
-		"spec":       spec,
-	}}
-	if _, err := acctest.Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating SandboxTemplate %s/%s: %v", ns, name, err)
-	}
+	acctest.CreateTemplate(t, ns, name, spec)
 }
 
 // pools are two warm pools of the template "python", which claims take from.
@@ -108,7 +75,7 @@ resource "agentsandbox_warm_pool" "b" {
 }
 
 func claimConfig(ns, name, body string) string {
-	return config(pools(ns) + fmt.Sprintf(`
+	return acctest.Config(pools(ns) + fmt.Sprintf(`
 resource "agentsandbox_sandbox_claim" "test" {
   name      = %[1]q
   namespace = %[2]q
@@ -195,10 +162,10 @@ func TestAccSandboxClaim_basic(t *testing.T) {
 	name := acctest.RandomName("session")
 	cfg := claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name`)
 	var t0 time.Time
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			// The pools first, so that the claim's timing is its own.
-			Config: config(pools(ns)),
+			Config: acctest.Config(pools(ns)),
 		},
 		resource.TestStep{
 			PreConfig: func() { t0 = time.Now() },
@@ -249,13 +216,13 @@ func TestAccSandboxClaim_update(t *testing.T) {
 		statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.same()),
 		statecheck.ExpectKnownValue(address, tfjsonpath.New("ready"), knownvalue.Bool(true)),
 	}
-	inPlace := planned(plancheck.ResourceActionUpdate,
+	inPlace := fam.Planned(plancheck.ResourceActionUpdate,
 		// The sandbox is kept, so its name is known while planning.
 		plancheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.same()))
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:           claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name`),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.set()),
 			},
@@ -335,22 +302,22 @@ func TestAccSandboxClaim_replace(t *testing.T) {
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("warm_pool"), knownvalue.StringExact(pool)),
 		}
 	}
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:            claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name`),
-			ConfigPlanChecks:  emptyPlanAfterApply,
+			ConfigPlanChecks:  acctest.EmptyPlanAfterApply,
 			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.set())},
 		},
 		resource.TestStep{
 			Config:            claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.b.name`),
-			ConfigPlanChecks:  planned(plancheck.ResourceActionDestroyBeforeCreate),
+			ConfigPlanChecks:  fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			ConfigStateChecks: append(replaced("pool-b"), sandboxOf(t, warmFrom("pool-b"))),
 		},
 		resource.TestStep{
 			// Variables: a cold start, the sandbox named like the claim.
 			Config: claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.b.name
   env = [{ name = "SESSION", value = "s1" }]`),
-			ConfigPlanChecks: planned(plancheck.ResourceActionDestroyBeforeCreate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			ConfigStateChecks: append(replaced("pool-b"),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), knownvalue.StringExact(name)),
 				sandboxOf(t, coldWithEnv(map[string]string{"SESSION": "s1", "FROM_TEMPLATE": "1"}))),
@@ -358,7 +325,7 @@ func TestAccSandboxClaim_replace(t *testing.T) {
 		resource.TestStep{
 			Config: claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.b.name
   env = [{ name = "SESSION", value = "s2", container_name = "python" }]`),
-			ConfigPlanChecks: planned(plancheck.ResourceActionDestroyBeforeCreate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				sandboxOf(t, coldWithEnv(map[string]string{"SESSION": "s2"})),
 			},
@@ -366,7 +333,7 @@ func TestAccSandboxClaim_replace(t *testing.T) {
 		resource.TestStep{
 			Config: claimConfig(ns, name+"-2", `  warm_pool = agentsandbox_warm_pool.b.name
   env = [{ name = "SESSION", value = "s2", container_name = "python" }]`),
-			ConfigPlanChecks: planned(plancheck.ResourceActionDestroyBeforeCreate),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), knownvalue.StringExact(name+"-2")),
 			},
@@ -410,8 +377,8 @@ func TestAccSandboxClaim_import(t *testing.T) {
   additional_pod_metadata = {
     labels = { "sandbox.users.io/session" = "s1" }
   }`, time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339)))
-	resource.Test(t, testCase(t,
-		resource.TestStep{Config: cfg, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, fam.Case(t,
+		resource.TestStep{Config: cfg, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			Config:                  cfg,
 			ResourceName:            address,
@@ -434,7 +401,7 @@ func TestAccSandboxClaim_disappears(t *testing.T) {
 	createTemplate(t, ns, "python", "")
 	name := acctest.RandomName("gone")
 	cfg := claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name`)
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:             cfg,
 			Check:              acctest.CheckDisappears(address, gvr),
@@ -442,7 +409,7 @@ func TestAccSandboxClaim_disappears(t *testing.T) {
 		},
 		resource.TestStep{
 			Config:            cfg,
-			ConfigPlanChecks:  planned(plancheck.ResourceActionCreate),
+			ConfigPlanChecks:  fam.Planned(plancheck.ResourceActionCreate),
 			ConfigStateChecks: []statecheck.StateCheck{sandboxOf(t, warmFrom("pool-a"))},
 		},
 	))
@@ -517,7 +484,7 @@ func TestAccSandboxClaim_drift(t *testing.T) {
   }`)
 	var sandbox captured
 	repaired := func(checks ...plancheck.PlanCheck) resource.ConfigPlanChecks {
-		return planned(plancheck.ResourceActionUpdate, append(checks,
+		return fam.Planned(plancheck.ResourceActionUpdate, append(checks,
 			plancheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.same()))...)
 	}
 	kept := []statecheck.StateCheck{
@@ -536,10 +503,10 @@ func TestAccSandboxClaim_drift(t *testing.T) {
 			return nil
 		}),
 	}
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			Config:           cfg,
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), sandbox.set()),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("sandbox_name"), knownvalue.StringExact(name)),
@@ -584,7 +551,7 @@ func TestAccSandboxClaim_failureReason(t *testing.T) {
 	createTemplate(t, ns, "python", "")
 	name := acctest.RandomName("fail")
 	var t0 time.Time
-	resource.Test(t, testCase(t,
+	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			PreConfig: func() { t0 = time.Now() },
 			Config:    claimConfig(ns, name, `  warm_pool = "no-such-pool"`),
@@ -632,7 +599,7 @@ func TestAccSandboxClaim_failureReason(t *testing.T) {
 // reaches the cluster. The attribute paths are checked in
 // TestBadInputFailsAtPlanWithItsPath.
 func TestAccSandboxClaim_badInput(t *testing.T) {
-	var steps []resource.TestStep
+	var cases []acctest.BadConfig
 	for _, tc := range []struct{ body, want string }{
 		{`shutdown_time = "tomorrow"`, `(?s)Invalid timestamp.*"tomorrow"`},
 		{`ttl_seconds_after_finished = -5`, `(?s)ttl_seconds_after_finished.*-5`},
@@ -642,28 +609,14 @@ func TestAccSandboxClaim_badInput(t *testing.T) {
 		{`additional_pod_metadata = { labels = { "agents.x-k8s.io/claim-uid" = "x" } }`, `(?s)Reserved label key.*"agents.x-k8s.io/claim-uid"`},
 		{`additional_pod_metadata = { annotations = { "kubernetes.io/psp" = "x" } }`, `(?s)Restricted pod annotation.*"kubernetes.io/psp"`},
 	} {
-		steps = append(steps, resource.TestStep{
-			PreConfig: kube.ResetRequestCounts,
-			Config: config(`resource "agentsandbox_sandbox_claim" "test" {
+		cases = append(cases, acctest.BadConfig{Config: acctest.Config(`resource "agentsandbox_sandbox_claim" "test" {
   name      = "claim"
   warm_pool = "pool"
   ` + tc.body + `
 }
-`),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(tc.want),
-		})
+`), Error: tc.want})
 	}
-	steps = append(steps, resource.TestStep{
-		PreConfig: func() {
-			if n := kube.RequestCount(); n != 0 {
-				t.Errorf("a configuration refused at plan sent %d requests: %v", n, kube.RequestCounts())
-			}
-		},
-		Config:   config(""),
-		PlanOnly: true,
-	})
-	resource.Test(t, testCase(t, steps...))
+	resource.Test(t, fam.Case(t, acctest.RefusedAtPlan(t, cases...)...))
 }
 
 // TestAccSandboxClaim_refreshCost: a no-change refresh costs one GET per
@@ -673,7 +626,7 @@ func TestAccSandboxClaim_refreshCost(t *testing.T) {
 	ns := acctest.Namespace(t)
 	createTemplate(t, ns, "python", "")
 	name := acctest.RandomName("cost")
-	cfg := config(pools(ns) + fmt.Sprintf(`
+	cfg := acctest.Config(pools(ns) + fmt.Sprintf(`
 resource "agentsandbox_sandbox_claim" "test" {
   count     = %[3]d
   name      = "%[1]s-${count.index}"
@@ -681,31 +634,11 @@ resource "agentsandbox_sandbox_claim" "test" {
   warm_pool = agentsandbox_warm_pool.a.name
 }
 `, name, ns, n))
-	var t0 time.Time
-	resource.Test(t, testCase(t,
-		resource.TestStep{
-			PreConfig: func() { kube.ResetRequestCounts(); t0 = time.Now() },
-			Config:    cfg,
-			Check: func(*terraform.State) error {
-				t.Logf("create of 2 pools and %d claims (more claims than warm sandboxes): %d requests in %s: %v",
-					n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), kube.RequestCounts())
-				return nil
-			},
-			ConfigPlanChecks: emptyPlanAfterApply,
-		},
-		resource.TestStep{
-			PreConfig:    func() { kube.ResetRequestCounts(); t0 = time.Now() },
-			RefreshState: true,
-			Check: func(*terraform.State) error {
-				counts := kube.RequestCounts()
-				t.Logf("no-change refresh of 2 pools and %d claims: %d requests in %s: %v", n, kube.RequestCount(), time.Since(t0).Round(time.Millisecond), counts)
-				claims := counts["GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxclaims/{name}"]
-				if claims != n || kube.RequestCount() != n+2 {
-					return fmt.Errorf("refresh sent %d requests (%d GETs of a claim), want one GET per claim and per pool", kube.RequestCount(), claims)
-				}
-				return nil
-			},
-		},
+	cost := acctest.NewRequestCost(t, n, "claims (and 2 pools)")
+	resource.Test(t, fam.Case(t,
+		cost.CreateStep(cfg, "create (more claims than warm sandboxes)"),
+		// One GET per claim and one per pool.
+		cost.RefreshStep("GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxclaims/{name}", 2),
 	))
 }
 
@@ -714,16 +647,8 @@ resource "agentsandbox_sandbox_claim" "test" {
 // shows a configuration the schema or its validation refuses. Resources of
 // other providers (the pool example's autoscaler) are left out.
 func TestAccSandboxClaim_examplePlans(t *testing.T) {
-	var parts []string
-	for _, typ := range []string{"agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_sandbox_claim"} {
-		b, err := os.ReadFile("../../../examples/resources/" + typ + "/resource.tf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts = append(parts, regexp.MustCompile(`(?ms)^resource "kubernetes_[^"]*" "[^"]*" \{.*?^\}\n`).ReplaceAllString(string(b), ""))
-	}
-	resource.Test(t, testCase(t, resource.TestStep{
-		Config:             config(strings.Join(parts, "\n")),
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config:             acctest.Config(acctest.ExampleConfig(t, "agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_sandbox_claim")),
 		PlanOnly:           true,
 		ExpectNonEmptyPlan: true,
 	}))
