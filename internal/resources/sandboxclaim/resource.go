@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
@@ -83,8 +84,15 @@ func (r *claimResource) Configure(_ context.Context, req resource.ConfigureReque
 // throw a working sandbox away to repair nothing. After an import there is
 // no record, and the refreshed state stands in for it.
 func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
-		return // destroy, or create
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	if req.State.Raw.IsNull() {
+		// A new claim cannot expire before it starts (as a new sandbox).
+		var shutdown types.String
+		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("shutdown_time"), &shutdown)...)
+		resp.Diagnostics.Append(blueprint.RefusePastShutdownTime(shutdown, "claim", time.Now())...)
+		return
 	}
 	var plan, state resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
