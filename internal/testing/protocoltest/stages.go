@@ -1,0 +1,108 @@
+package protocoltest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+)
+
+// ExpectRefused (validate) and the functions here (plan, provider
+// validate, provider configure) assert the stage that catches each bad
+// input: a case listed for plan must pass validation and be refused by the
+// plan of a new object, so a check that moves to another stage, or gets
+// lost, fails its table.
+
+// ExpectRefusedAtPlan requires each case's configuration of typeName to pass
+// validation with no error and then to be refused by planning a new object,
+// with an error at the case's path mentioning all its words. Neither stage
+// may send a request to Kubernetes.
+func (s *Server) ExpectRefusedAtPlan(t *testing.T, typeName string, cases []BadInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			before := kube.RequestCount()
+			if errs := Errors(s.ValidateResource(t, typeName, tc.Config)); len(errs) > 0 {
+				t.Fatalf("refused at validate, not plan:\n  %s", Describe(errs))
+			}
+			_, diags := s.Plan(t, typeName, tc.Config)
+			ExpectErrorAt(t, diags, tc.Path, tc.Mentions...)
+			if n := kube.RequestCount() - before; n != 0 {
+				t.Errorf("validation and planning sent %d requests: %v", n, kube.RequestCounts())
+			}
+		})
+	}
+}
+
+// ProviderType is the value type of the provider block's schema.
+func (s *Server) ProviderType(t testing.TB) tftypes.Type {
+	t.Helper()
+	schemas, err := s.srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schemas.Provider.ValueType()
+}
+
+// ValidateProvider returns the diagnostics of ValidateProviderConfig.
+func (s *Server) ValidateProvider(t testing.TB, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := s.srv.ValidateProviderConfig(context.Background(), &tfprotov6.ValidateProviderConfigRequest{
+		Config: Dynamic(t, s.ProviderType(t), cfg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// ConfigureProvider returns the diagnostics of ConfigureProvider for cfg
+// (the server is then configured with it).
+func (s *Server) ConfigureProvider(t testing.TB, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := s.srv.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+		Config: Dynamic(t, s.ProviderType(t), cfg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
+
+// ExpectProviderRefused requires each provider configuration to be refused
+// by ValidateProviderConfig at the case's path, with no request sent.
+func ExpectProviderRefused(t *testing.T, s func(t *testing.T) *Server, cases []BadInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			before := kube.RequestCount()
+			ExpectErrorAt(t, s(t).ValidateProvider(t, tc.Config), tc.Path, tc.Mentions...)
+			if n := kube.RequestCount() - before; n != 0 {
+				t.Errorf("validation sent %d requests: %v", n, kube.RequestCounts())
+			}
+		})
+	}
+}
+
+// ExpectProviderRefusedAtConfigure requires each provider configuration to
+// pass ValidateProviderConfig and to be refused by ConfigureProvider (what
+// only the environment or local files show), with no request sent.
+func ExpectProviderRefusedAtConfigure(t *testing.T, s func(t *testing.T) *Server, cases []BadInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			before := kube.RequestCount()
+			srv := s(t)
+			if errs := Errors(srv.ValidateProvider(t, tc.Config)); len(errs) > 0 {
+				t.Fatalf("refused at validate, not configure:\n  %s", Describe(errs))
+			}
+			ExpectErrorAt(t, srv.ConfigureProvider(t, tc.Config), tc.Path, tc.Mentions...)
+			if n := kube.RequestCount() - before; n != 0 {
+				t.Errorf("validation and configure sent %d requests: %v", n, kube.RequestCounts())
+			}
+		})
+	}
+}
