@@ -33,7 +33,11 @@ func prepare(ctx context.Context, m *controllerModel) (*bundle, diag.Diagnostics
 	src := m.source()
 	files, err := fetch(ctx, src, userAgent)
 	if err != nil {
-		diags.AddAttributeError(src.attrPath(), "Cannot download the agent-sandbox manifest", fetchHint(err, src, m))
+		title := "Cannot download the agent-sandbox manifest"
+		if src.File != "" {
+			title = "Cannot read the agent-sandbox manifest file"
+		}
+		diags.AddAttributeError(src.attrPath(), title, fetchHint(err, src, m))
 		return nil, diags
 	}
 	sum := manifestSHA256(files)

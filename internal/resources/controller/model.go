@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -18,6 +19,7 @@ type controllerModel struct {
 	ReleaseBaseURL        types.String   `tfsdk:"release_base_url"`
 	ManifestURL           types.String   `tfsdk:"manifest_url"`
 	Manifest              types.String   `tfsdk:"manifest"`
+	ManifestFile          types.String   `tfsdk:"manifest_file"`
 	ManifestSHA256        types.String   `tfsdk:"manifest_sha256"`
 	Extensions            types.Bool     `tfsdk:"extensions"`
 	ImageRegistry         types.String   `tfsdk:"image_registry"`
@@ -76,7 +78,7 @@ var (
 // inputsKnown says whether every attribute that decides the objects is
 // known, i.e. whether the manifest can be fetched and expanded now.
 func (m *controllerModel) inputsKnown() bool {
-	for _, v := range []attr.Value{m.Version, m.ReleaseBaseURL, m.ManifestURL, m.Manifest, m.ManifestSHA256,
+	for _, v := range []attr.Value{m.Version, m.ReleaseBaseURL, m.ManifestURL, m.Manifest, m.ManifestFile, m.ManifestSHA256,
 		m.Extensions, m.ImageRegistry} {
 		if v.IsUnknown() {
 			return false
@@ -87,11 +89,23 @@ func (m *controllerModel) inputsKnown() bool {
 
 // inputsEqual says whether a and b describe the same objects: when they do
 // and nothing drifted, an update has nothing to apply.
+//
+// A manifest_file is the same only if its content is: the file is read (no
+// download, so this stays cheap) and its digest compared with the one b
+// applied.
 func inputsEqual(a, b *controllerModel) bool {
-	return a.Version.Equal(b.Version) && a.ReleaseBaseURL.Equal(b.ReleaseBaseURL) &&
-		a.ManifestURL.Equal(b.ManifestURL) && a.Manifest.Equal(b.Manifest) &&
+	same := a.Version.Equal(b.Version) && a.ReleaseBaseURL.Equal(b.ReleaseBaseURL) &&
+		a.ManifestURL.Equal(b.ManifestURL) && a.Manifest.Equal(b.Manifest) && a.ManifestFile.Equal(b.ManifestFile) &&
 		a.ManifestSHA256.Equal(b.ManifestSHA256) && orTrue(a.Extensions) == orTrue(b.Extensions) &&
 		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller)
+	if !same || a.ManifestFile.IsNull() {
+		return same
+	}
+	data, err := readManifestFile(a.ManifestFile.ValueString())
+	if err != nil {
+		return false // the plan reads it again and reports the error
+	}
+	return strings.EqualFold(manifestSHA256([]manifestFile{{Data: data}}), b.AppliedManifestSHA256.ValueString())
 }
 
 // orTrue reads a boolean whose default is true (extensions, wait,
@@ -139,6 +153,8 @@ func (m *controllerModel) source() sourceSpec {
 	switch {
 	case !m.Manifest.IsNull():
 		return sourceSpec{Inline: m.Manifest.ValueString(), Attr: "manifest"}
+	case !m.ManifestFile.IsNull():
+		return sourceSpec{File: m.ManifestFile.ValueString(), Attr: "manifest_file"}
 	case !m.ManifestURL.IsNull():
 		return sourceSpec{URLs: []string{m.ManifestURL.ValueString()}, Attr: "manifest_url"}
 	default:

@@ -28,7 +28,7 @@ func controllerModelFor(attrs map[string]string) *controllerModel {
 	}
 	return &controllerModel{
 		ID: types.StringNull(), Version: str("version"), ReleaseBaseURL: str("release_base_url"),
-		ManifestURL: str("manifest_url"), Manifest: str("manifest"), ManifestSHA256: str("manifest_sha256"),
+		ManifestURL: str("manifest_url"), Manifest: str("manifest"), ManifestFile: str("manifest_file"), ManifestSHA256: str("manifest_sha256"),
 		Extensions: types.BoolNull(), ImageRegistry: str("image_registry"),
 		Controller: types.ObjectNull(controllerObjectType.AttrTypes), KeepCRDsOnDestroy: types.BoolNull(),
 		Wait: types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),

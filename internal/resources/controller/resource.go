@@ -116,7 +116,16 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"manifest": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "The manifest itself, e.g. `file(\"sandbox-with-extensions.yaml\")`: multi-document " +
-					"YAML. It is stored in state; for a large manifest prefer `manifest_url` on a mirror.",
+					"YAML. It is stored in state and a plan prints it whole (a release manifest is thousands of lines): for a large manifest prefer `manifest_file` or `manifest_url` on a mirror.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"manifest_file": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Path of a local manifest file (multi-document YAML), e.g. a downloaded " +
+					"`sandbox-with-extensions.yaml`. Unlike `manifest`, the plan shows the path, the digest of the " +
+					"content (`applied_manifest_sha256`) and the objects it holds (`inventory`), not the text, and the " +
+					"state keeps no copy of it. The file is read when planning and again when applying; a change to " +
+					"its content is a change to the resource. Pin it with `manifest_sha256`.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"manifest_sha256": schema.StringAttribute{
@@ -275,7 +284,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 
 func (r *controllerResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
-		resourcevalidator.Conflicting(path.MatchRoot("manifest"), path.MatchRoot("manifest_url"), path.MatchRoot("release_base_url")),
+		resourcevalidator.Conflicting(path.MatchRoot("manifest"), path.MatchRoot("manifest_file"), path.MatchRoot("manifest_url"), path.MatchRoot("release_base_url")),
 	}
 }
 
@@ -285,7 +294,7 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	custom := !m.Manifest.IsNull() || !m.ManifestURL.IsNull()
+	custom := !m.Manifest.IsNull() || !m.ManifestFile.IsNull() || !m.ManifestURL.IsNull()
 	if custom && !m.Extensions.IsNull() && !m.Extensions.IsUnknown() && !m.Extensions.ValueBool() {
 		resp.Diagnostics.AddAttributeError(path.Root("extensions"), "extensions only selects release assets",
 			"`extensions = false` chooses the release's core-only asset (sandbox.yaml), but with `manifest_url` or "+

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ const inlineSource = "the inline manifest"
 type sourceSpec struct {
 	URLs   []string
 	Inline string
+	// File is a local manifest file (manifest_file), read when planning
+	// and again when applying.
+	File string
 	// Attr is the attribute that chose the source, for error paths.
 	Attr string
 }
@@ -77,10 +81,30 @@ func releaseURLs(base, version string, extensions bool) []string {
 
 // describe says in a few words where the manifest comes from.
 func (s sourceSpec) describe() string {
+	if s.File != "" {
+		return "the file " + s.File
+	}
 	if len(s.URLs) == 0 {
 		return inlineSource
 	}
 	return strings.Join(s.URLs, " + ")
+}
+
+// readManifestFile reads a manifest_file, bounded like a download.
+func readManifestFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if len(data) > maxManifestBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB: not a manifest", name, maxManifestBytes>>20)
+	}
+	return data, nil
 }
 
 // fetchError is a failure to obtain the manifest bytes.
@@ -122,6 +146,13 @@ var httpClient = &http.Client{Timeout: 2 * time.Minute}
 // fetch obtains the manifest files of a source. It never talks to the
 // cluster, so errors here happen before any Kubernetes request.
 func fetch(ctx context.Context, s sourceSpec, userAgent string) ([]manifestFile, error) {
+	if s.File != "" {
+		data, err := readManifestFile(s.File)
+		if err != nil {
+			return nil, err
+		}
+		return []manifestFile{{Source: s.File, Data: data}}, nil
+	}
 	if len(s.URLs) == 0 {
 		return []manifestFile{{Source: inlineSource, Data: []byte(s.Inline)}}, nil
 	}
