@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ type installer struct {
 	manager  string
 	wait     bool
 	keepCRDs bool
+	// dry holds preflight's dry-run results, so that applyOne does not ask
+	// the server the same question twice.
+	dry map[*unstructured.Unstructured]*unstructured.Unstructured
 }
 
 // clientConfigPath is where a conversion webhook's address and CA live in
@@ -53,7 +57,29 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 	var done []inventoryEntry
 	started := time.Now()
 
+	deferred, d := in.preflight(ctx, objs)
+	if diags.Append(d...); diags.HasError() {
+		return nil, diags
+	}
+	// Every error from here on says what was already written.
+	failed := func(d diag.Diagnostics) ([]inventoryEntry, diag.Diagnostics) {
+		var out diag.Diagnostics
+		for _, x := range d {
+			if x.Severity() == diag.SeverityError {
+				out.AddError(x.Summary(), x.Detail()+"\n\n"+appliedSoFar(done))
+				continue
+			}
+			out = append(out, x)
+		}
+		return done, out
+	}
+
 	for _, st := range []stage{stageDefinitions, stageConfig, stageWorkloads} {
+		if st == stageConfig && len(deferred) > 0 {
+			if d := in.preflightDeferred(ctx, deferred); d.HasError() {
+				return failed(append(diags, d...))
+			}
+		}
 		var await []kube.ObjectRef
 		for _, o := range objs {
 			gvk := o.GroupVersionKind()
@@ -63,18 +89,18 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 			m, d := in.mapping(ctx, o)
 			diags.Append(d...)
 			if diags.HasError() {
-				return done, diags
+				return failed(diags)
 			}
 			if isCRD(o.Unstructured) {
 				diags.Append(in.prepareCRD(ctx, o)...)
 				if diags.HasError() {
-					return done, diags
+					return failed(diags)
 				}
 			}
 			entry, ref, d := in.applyOne(ctx, o, m)
 			diags.Append(d...)
 			if diags.HasError() {
-				return done, diags
+				return failed(diags)
 			}
 			done = append(done, entry)
 			if awaited(st, gvk, in.wait) {
@@ -85,7 +111,7 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 			tflog.Info(ctx, "waiting for "+st.String(), map[string]any{"objects": len(await)})
 			if err := in.c.WaitForAll(ctx, await, kube.ObjectReady); err != nil {
 				diags.Append(kube.Diagnostics(err, "wait", await[0])...)
-				return done, diags
+				return failed(diags)
 			}
 		}
 		tflog.Debug(ctx, "stage applied", map[string]any{"stage": st.String(), "elapsed_ms": time.Since(started).Milliseconds()})
@@ -94,7 +120,7 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 	removed := removedEntries(prior, done)
 	diags.Append(in.prune(ctx, removed)...)
 	if diags.HasError() {
-		return done, diags
+		return failed(diags)
 	}
 	if crossesV1(priorVersion, version) && !servesConversionWebhook(objs) {
 		// What the prune just deleted needs no second request.
@@ -173,12 +199,16 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (in
 	var out *unstructured.Unstructured
 	action := "created"
 	if live != nil {
-		dryOpts := opts
-		dryOpts.DryRun = true
-		dry, err := in.c.Apply(ctx, m.GVR, o.Unstructured, dryOpts)
-		if err != nil {
-			diags.Append(applyDiagnostics(err, ref, o)...)
-			return entry, ref, diags
+		dry, cached := in.dry[o.Unstructured]
+		if !cached || isCRD(o.Unstructured) {
+			// A CRD may have been changed by prepareCRD since preflight.
+			dryOpts := opts
+			dryOpts.DryRun = true
+			dry, err = in.c.Apply(ctx, m.GVR, o.Unstructured, dryOpts)
+			if err != nil {
+				diags.Append(applyDiagnostics(err, ref, o)...)
+				return entry, ref, diags
+			}
 		}
 		same, err := unchanged(live, dry, in.manager, ignore)
 		if err != nil {
@@ -191,7 +221,31 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (in
 			action = "configured"
 		}
 	}
-	if out == nil {
+	switch {
+	case out != nil:
+	case live == nil:
+		// Created atomically: if someone else creates the same object
+		// between the read above and this request, the server refuses
+		// instead of both "creating" it (kube.Client.Create).
+		out, err = in.c.Create(ctx, m.GVR, o.Unstructured, opts)
+		var partial *kube.PartialCreateError
+		switch {
+		case kube.IsAlreadyExists(err):
+			diags.AddError(ref.String()+" appeared during this install",
+				fmt.Sprintf("%s did not exist when this install read it a moment ago, and exists now: something else "+
+					"(a second agentsandbox_controller, kubectl or Helm) is installing the same objects at the same time. "+
+					"Run one installer at a time. The object comes from %s.", ref, o.where()))
+			return entry, ref, diags
+		case errors.As(err, &partial):
+			// Created: track it even though taking ownership failed, so
+			// it is pruned or deleted with the rest.
+			diags.AddError("Cannot finish creating "+ref.String(), partial.Error()+"\n\nThe object comes from "+o.where()+".")
+			return entry, ref, diags
+		case err != nil:
+			diags.Append(applyDiagnostics(err, ref, o)...)
+			return entry, ref, diags
+		}
+	default:
 		out, err = in.c.Apply(ctx, m.GVR, o.Unstructured, opts)
 		if err != nil {
 			diags.Append(applyDiagnostics(err, ref, o)...)
