@@ -1,0 +1,183 @@
+package gke
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+)
+
+// ModifyPlan fills what the schema cannot express: the project default
+// from the provider (replacing the pool when it changes), the ID, the
+// node_count default (1 without autoscaling, null with it), and computed
+// values that stay stable when their inputs do.
+func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan, config nodePoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *nodePoolModel
+	if !req.State.Raw.IsNull() {
+		state = &nodePoolModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	if config.Project.IsNull() {
+		switch {
+		case r.meta != nil && r.meta.GKEProject() != "":
+			plan.Project = types.StringValue(r.meta.GKEProject())
+		case state != nil:
+			plan.Project = state.Project
+		default:
+			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
+				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT), so the provider "+
+					"knows which project the cluster is in.")
+			return
+		}
+	}
+	if state != nil && !plan.Project.IsUnknown() && !plan.Project.Equal(state.Project) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
+	}
+	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() && !plan.Name.IsUnknown() {
+		plan.ID = types.StringValue(plan.poolName().String())
+	}
+
+	if config.NodeCount.IsNull() {
+		switch {
+		case config.Autoscaling.IsUnknown():
+			plan.NodeCount = types.Int64Unknown()
+		case config.Autoscaling.IsNull():
+			plan.NodeCount = types.Int64Value(1)
+		default:
+			plan.NodeCount = types.Int64Null()
+		}
+	}
+
+	if state != nil {
+		// Instance groups follow the zones; they stay when the zones do.
+		if plan.NodeLocations.Equal(state.NodeLocations) {
+			plan.InstanceGroupURLs = state.InstanceGroupURLs
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// updateStep is one API call of an update.
+type updateStep struct {
+	what        string // for logs and errors
+	method      string // gkeapi.Method* constant
+	update      *container.UpdateNodePoolRequest
+	size        *container.SetNodePoolSizeRequest
+	autoscaling *container.SetNodePoolAutoscalingRequest
+	management  *container.SetNodePoolManagementRequest
+}
+
+// planNodePoolUpdates lists the calls that take the pool from state to plan.
+func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]updateStep, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var steps []updateStep
+	upd := func(what string, req *container.UpdateNodePoolRequest) {
+		steps = append(steps, updateStep{what: what, method: gkeapi.MethodNodePoolsUpdate, update: req})
+	}
+	known := func(v attr.Value) bool { return !v.IsUnknown() }
+
+	if known(plan.NodeLocations) && !plan.NodeLocations.Equal(state.NodeLocations) {
+		upd("node_locations", &container.UpdateNodePoolRequest{Locations: expandStrings(ctx, plan.NodeLocations, &diags)})
+	}
+	if known(plan.Version) && !plan.Version.IsNull() && !plan.Version.Equal(state.Version) && !alreadyAt(state.Version, plan.Version) {
+		upd("version", &container.UpdateNodePoolRequest{NodeVersion: plan.Version.ValueString()})
+	}
+	if known(plan.ImageType) && !plan.ImageType.Equal(state.ImageType) {
+		upd("image_type", &container.UpdateNodePoolRequest{ImageType: plan.ImageType.ValueString()})
+	}
+	shape := &container.UpdateNodePoolRequest{}
+	var shapeFields []string
+	if known(plan.MachineType) && !plan.MachineType.Equal(state.MachineType) {
+		shape.MachineType = plan.MachineType.ValueString()
+		shapeFields = append(shapeFields, "machine_type")
+	}
+	if known(plan.DiskSizeGB) && !plan.DiskSizeGB.Equal(state.DiskSizeGB) {
+		shape.DiskSizeGb = plan.DiskSizeGB.ValueInt64()
+		shapeFields = append(shapeFields, "disk_size_gb")
+	}
+	if known(plan.DiskType) && !plan.DiskType.Equal(state.DiskType) {
+		shape.DiskType = plan.DiskType.ValueString()
+		shapeFields = append(shapeFields, "disk_type")
+	}
+	if len(shapeFields) > 0 {
+		upd(strings.Join(shapeFields, ", "), shape)
+	}
+	if !sameMap(plan.Labels, state.Labels) {
+		upd("labels", &container.UpdateNodePoolRequest{Labels: &container.NodeLabels{Labels: expandLabels(ctx, plan.Labels, &diags)}})
+	}
+	if !sameList(plan.Taints, state.Taints) {
+		upd("taints", &container.UpdateNodePoolRequest{Taints: &container.NodeTaints{Taints: expandTaints(ctx, plan.Taints, &diags)}})
+	}
+	if known(plan.WorkloadMetadataMode) && !plan.WorkloadMetadataMode.Equal(state.WorkloadMetadataMode) {
+		upd("workload_metadata_mode", &container.UpdateNodePoolRequest{
+			WorkloadMetadataConfig: &container.WorkloadMetadataConfig{Mode: plan.WorkloadMetadataMode.ValueString()},
+		})
+	}
+	if known(plan.UpgradeSettings) && !plan.UpgradeSettings.Equal(state.UpgradeSettings) {
+		upd("upgrade_settings", &container.UpdateNodePoolRequest{UpgradeSettings: expandUpgradeSettings(ctx, plan.UpgradeSettings, &diags)})
+	}
+
+	autoscalingChanged := !plan.Autoscaling.Equal(state.Autoscaling)
+	if autoscalingChanged {
+		a := expandAutoscaling(ctx, plan.Autoscaling, &diags)
+		if a == nil {
+			// Turning the autoscaler off; "enabled": false must be sent.
+			a = &container.NodePoolAutoscaling{Enabled: false, ForceSendFields: []string{"Enabled"}}
+		}
+		steps = append(steps, updateStep{what: "autoscaling", method: gkeapi.MethodNodePoolsSetAutoscale,
+			autoscaling: &container.SetNodePoolAutoscalingRequest{Autoscaling: a}})
+	}
+	if !plan.NodeCount.IsNull() && known(plan.NodeCount) && (!plan.NodeCount.Equal(state.NodeCount) || autoscalingChanged) {
+		steps = append(steps, updateStep{what: "node_count", method: gkeapi.MethodNodePoolsSetSize,
+			size: &container.SetNodePoolSizeRequest{NodeCount: plan.NodeCount.ValueInt64(), ForceSendFields: []string{"NodeCount"}}})
+	}
+	if known(plan.Management) && !plan.Management.Equal(state.Management) {
+		steps = append(steps, updateStep{what: "management", method: gkeapi.MethodNodePoolsSetManage,
+			management: &container.SetNodePoolManagementRequest{Management: expandManagement(ctx, plan.Management, &diags)}})
+	}
+	return steps, diags
+}
+
+// alreadyAt reports whether the state holds an exact version (as after an
+// import) that a configured prefix already matches ("1.35.3-gke.1389000"
+// and "1.35"): then only the state changes. Sending the prefix would make
+// GKE "upgrade" the pool to the version it has, which recreates its nodes.
+// When the state holds a prefix, a changed prefix is the user asking for an
+// upgrade and is sent; "latest" and "-" depend on GKE's current offer and
+// are always sent.
+func alreadyAt(state, plan types.String) bool {
+	have, want := state.ValueString(), plan.ValueString()
+	return strings.Contains(have, "-gke.") && want != "latest" && want != "-" && versionMatches(have, want)
+}
+
+// sameMap treats null and empty as the same set of labels.
+func sameMap(a, b types.Map) bool {
+	if len(a.Elements()) == 0 && len(b.Elements()) == 0 {
+		return true
+	}
+	return a.Equal(b)
+}
+
+func sameList(a, b types.List) bool {
+	if len(a.Elements()) == 0 && len(b.Elements()) == 0 {
+		return true
+	}
+	return a.Equal(b)
+}
