@@ -20,4 +20,5 @@ func ImportState(ctx context.Context, req resource.ImportStateRequest, resp *res
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ID(ns, name))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	markImported(ctx, resp, ns, name)
 }

@@ -60,7 +60,7 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			Required:            true,
 			MarkdownDescription: fmt.Sprintf("Name of the %s. Changing it replaces the object.", kind),
 			Validators:          []validator.String{validators.DNSSubdomainName()},
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			PlanModifiers:       []planmodifier.String{importedName{kind: kind}, stringplanmodifier.RequiresReplace()},
 		},
 		"namespace": schema.StringAttribute{
 			Optional: true,
@@ -112,12 +112,8 @@ func (m Metadata) Expand(ctx context.Context, obj *unstructured.Unstructured) di
 	var diags diag.Diagnostics
 	obj.SetName(m.Name.ValueString())
 	obj.SetNamespace(m.Namespace.ValueString())
-	labels, d := stringMap(ctx, m.Labels)
-	diags.Append(d...)
-	annotations, d := stringMap(ctx, m.Annotations)
-	diags.Append(d...)
-	obj.SetLabels(labels)
-	obj.SetAnnotations(annotations)
+	obj.SetLabels(tfvalues.StringMap(ctx, m.Labels, &diags))
+	obj.SetAnnotations(tfvalues.StringMap(ctx, m.Annotations, &diags))
 	return diags
 }
 
@@ -181,15 +177,6 @@ func managedSubset(ctx context.Context, live map[string]string, prior types.Map,
 		return types.MapNull(types.StringType), nil
 	}
 	return types.MapValueFrom(ctx, types.StringType, out)
-}
-
-func stringMap(ctx context.Context, m types.Map) (map[string]string, diag.Diagnostics) {
-	if m.IsNull() || m.IsUnknown() {
-		return nil, nil
-	}
-	out := map[string]string{}
-	diags := m.ElementsAs(ctx, &out, false)
-	return out, diags
 }
 
 // SortedKeys is a small helper for deterministic messages.

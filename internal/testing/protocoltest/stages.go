@@ -106,3 +106,28 @@ func ExpectProviderRefusedAtConfigure(t *testing.T, s func(t *testing.T) *Server
 		})
 	}
 }
+
+// ImportThenPlan imports id into the resource typeName, as an import block
+// does (ImportResourceState), and plans cfg over the imported state with the
+// private state the import left, returning the plan's diagnostics. The
+// resource's Read is skipped (it needs a cluster); what is checked is what
+// the plan makes of the imported identity.
+func (s *Server) ImportThenPlan(t testing.TB, typeName, id string, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	imp, err := s.srv.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName, ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Errors(imp.Diagnostics); len(errs) > 0 || len(imp.ImportedResources) != 1 {
+		t.Fatalf("import of %q: %d objects\n  %s", id, len(imp.ImportedResources), Describe(imp.Diagnostics))
+	}
+	got := imp.ImportedResources[0]
+	c := Dynamic(t, s.ResourceType(t, typeName), cfg)
+	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: typeName, PriorState: got.State, PriorPrivate: got.Private, ProposedNewState: c, Config: c,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Diagnostics
+}
