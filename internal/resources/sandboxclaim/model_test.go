@@ -337,6 +337,22 @@ func TestClaimReadyForwardedCondition(t *testing.T) {
 			}
 		})
 	}
+	// Releases that write the claim's own generation (v1.0, upstream main
+	// 365a29c8): current by the claim, and still checked against the
+	// sandbox for the pod metadata.
+	v10 := map[string]any{"type": "Ready", "status": "True", "reason": "DependenciesReady", "message": "",
+		"observedGeneration": int64(3), "lastTransitionTime": "2030-01-01T00:00:00Z"}
+	claim10 := liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, map[string]any{
+		"sandbox": map[string]any{"name": "pool-x2x"}, "conditions": []any{v10},
+	})
+	get := func(string) (*unstructured.Unstructured, error) { return sandbox(2, readyCond, nil), nil }
+	if ready, reason, err := claimReady(claim10, get, podMetadataWant{}); !ready || err != nil {
+		t.Errorf("v1.0 condition: ready=%v reason=%q err=%v", ready, reason, err)
+	}
+	if ready, reason, _ := claimReady(claim10, get, want); ready || !strings.Contains(reason, "not yet copied") {
+		t.Errorf("v1.0 condition, metadata not yet on the sandbox: ready=%v reason=%q", ready, reason)
+	}
+
 	// Without the sandbox (Read, the data source) the forwarded condition
 	// is what `ready` shows.
 	c, _ := decode(claim)

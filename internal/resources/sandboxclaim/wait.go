@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -89,7 +88,10 @@ type sandboxGetter func(name string) (*unstructured.Unstructured, error)
 // the claim as it is now: it is still the sandbox's current Ready condition
 // (for the sandbox's own generation), and the sandbox carries the claim's
 // pod metadata, so the controller has acted on the claim's last change.
-func forwardedIsCurrent(st claimStatus, sb *unstructured.Unstructured, want podMetadataWant) (bool, string) {
+// sameGeneration also requires the claim's copy to carry the sandbox's
+// generation (v0.5.x, where it is not the claim's own; releases that put the
+// claim's generation there pass false).
+func forwardedIsCurrent(st claimStatus, sb *unstructured.Unstructured, want podMetadataWant, sameGeneration bool) (bool, string) {
 	sc, err := decodeSandboxReady(sb)
 	if err != nil {
 		return false, err.Error()
@@ -99,7 +101,7 @@ func forwardedIsCurrent(st claimStatus, sb *unstructured.Unstructured, want podM
 		return false, fmt.Sprintf("sandbox %s reports no Ready condition yet", sb.GetName())
 	case sc.ObservedGeneration < sb.GetGeneration():
 		return false, fmt.Sprintf("the controller has not yet acted on generation %d of sandbox %s", sb.GetGeneration(), sb.GetName())
-	case string(sc.Status) != st.status || sc.Reason != st.reason || sc.ObservedGeneration != st.observedGeneration:
+	case string(sc.Status) != st.status || sc.Reason != st.reason || sameGeneration && sc.ObservedGeneration != st.observedGeneration:
 		return false, fmt.Sprintf("the claim does not yet show its sandbox's Ready condition (%s, %s)", sc.Status, sc.Reason)
 	}
 	labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
@@ -195,12 +197,14 @@ func claimReady(obj *unstructured.Unstructured, getSandbox sandboxGetter, want p
 	switch {
 	case !st.found:
 		return false, "no Ready condition reported yet (is the agent-sandbox controller running with its extensions?)", nil
-	case !st.current && st.forwarded && getSandbox != nil:
+	case st.forwarded && getSandbox != nil:
+		// Also when the generations happen to match: on v0.5.x that says
+		// nothing about the claim, and a match is common (both start at 1).
 		sb, err := getSandbox(st.sandbox)
 		if err != nil {
 			return false, fmt.Sprintf("reading sandbox %s: %v", st.sandbox, err), nil
 		}
-		if ok, why := forwardedIsCurrent(st, sb, want); !ok {
+		if ok, why := forwardedIsCurrent(st, sb, want, !st.current); !ok {
 			return false, why, nil
 		}
 	case !st.current:
@@ -236,19 +240,15 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 	getSandbox := func(name string) (*unstructured.Unstructured, error) {
 		return c.Get(ctx, agentsv1beta1.SandboxGVR, ref.Namespace, name)
 	}
-	var mu sync.Mutex
-	last := live
 	check := func(obj *unstructured.Unstructured) (bool, string, error) {
-		mu.Lock()
-		last = obj.DeepCopy()
-		mu.Unlock()
 		return claimReady(obj, getSandbox, want)
 	}
 	start := time.Now()
 	tflog.Info(ctx, "waiting for the sandbox claim to be ready", map[string]any{"claim": ref.String()})
-	err := c.WaitFor(ctx, Kind.GVR, ref.Namespace, ref.Name, check, kube.FailIfMissing())
-	mu.Lock()
-	defer mu.Unlock()
+	last, err := c.WaitForObject(ctx, ref, check, kube.FailIfMissing())
+	if last == nil {
+		last = live
+	}
 	if err == nil {
 		tflog.Info(ctx, "sandbox claim ready", map[string]any{"claim": ref.String(), "elapsed_ms": time.Since(start).Milliseconds()})
 		return last, diags
