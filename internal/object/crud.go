@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,13 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 	case err == nil:
 		return live, diags
 	case kube.IsAlreadyExists(err):
+		if owner := k.controllerOf(ctx, meta, ref); owner != "" {
+			diags.AddError(fmt.Sprintf("%s already exists, created by a controller", ref),
+				fmt.Sprintf("The cluster already has %s, and it is controlled by %s, which creates it and rewrites it: "+
+					"importing it would make Terraform and that controller overwrite each other. Choose another name.%s",
+					ref, owner, ownedHint(ref, owner)))
+			return nil, diags
+		}
 		diags.AddError(fmt.Sprintf("%s already exists", ref),
 			fmt.Sprintf("The cluster already has %s, so creating it would take over an object this configuration "+
 				"does not manage (another resource, configuration or person created it). Import it instead:\n\n"+
@@ -161,4 +169,32 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 		diags.Append(kube.Diagnostics(err, "wait", ref)...)
 	}
 	return diags
+}
+
+// controllerOf names the controller owner of the existing object ref
+// ("SandboxTemplate agents/python"), or "" when it has none or cannot be
+// read. One GET, only after a create was refused.
+func (k Kind) controllerOf(ctx context.Context, meta *conn.Meta, ref kube.ObjectRef) string {
+	live, found, diags := k.Read(ctx, meta, ref.Namespace, ref.Name)
+	if diags.HasError() || !found {
+		return ""
+	}
+	for _, o := range live.GetOwnerReferences() {
+		if o.Controller != nil && *o.Controller {
+			return fmt.Sprintf("%s %s", o.Kind, ID(ref.Namespace, o.Name))
+		}
+	}
+	return ""
+}
+
+// ownedHint says what to do when the owner is a SandboxTemplate: the
+// object is then the template's managed NetworkPolicy.
+func ownedHint(ref kube.ObjectRef, owner string) string {
+	if !strings.HasPrefix(owner, "SandboxTemplate ") {
+		return ""
+	}
+	return " It is the NetworkPolicy the agent-sandbox controller manages for that template " +
+		"(network_policy_management = \"Managed\", the default). To enforce this policy instead, set the template's " +
+		"network_policy_management = \"Unmanaged\" (the controller then deletes its policy) and give this one " +
+		"another name; or keep the managed policy and set the template's network_policy rules."
 }
