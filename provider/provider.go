@@ -63,6 +63,7 @@ func (p *agentSandboxProvider) ValidateConfig(ctx context.Context, req provider.
 		return
 	}
 	resp.Diagnostics.Append(cfg.validate()...)
+	resp.Diagnostics.Append(cfg.validateLocal()...)
 }
 
 // Configure resolves the configuration and the environment into connection
@@ -80,6 +81,7 @@ func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.Confi
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(checkKubeconfig(cfg, settings)...)
 	meta := conn.New(settings)
 	resp.ResourceData = meta
 	resp.DataSourceData = meta
