@@ -160,4 +160,3 @@ current-context: dev
 		}
 	})
 }
-
