@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -240,11 +241,11 @@ func ExpandVolumeClaimTemplates(ctx context.Context, l types.List) ([]agentsv1be
 		t := agentsv1beta1.PersistentVolumeClaimTemplate{
 			Metadata: agentsv1beta1.EmbeddedObjectMetadata{
 				Name:        m.Name.ValueString(),
-				Labels:      stringMap(ctx, m.Labels, &diags),
-				Annotations: stringMap(ctx, m.Annotations, &diags),
+				Labels:      tfvalues.StringMap(ctx, m.Labels, &diags),
+				Annotations: tfvalues.StringMap(ctx, m.Annotations, &diags),
 			},
 		}
-		for _, am := range stringList(ctx, m.AccessModes, &diags) {
+		for _, am := range tfvalues.StringList(ctx, m.AccessModes, &diags) {
 			t.Spec.AccessModes = append(t.Spec.AccessModes, corev1.PersistentVolumeAccessMode(am))
 		}
 		if !m.StorageClassName.IsNull() {
@@ -310,8 +311,8 @@ func FlattenVolumeClaimTemplates(ctx context.Context, live []agentsv1beta1.Persi
 		}
 		m := VolumeClaimTemplateModel{
 			Name:             types.StringValue(t.Metadata.Name),
-			Labels:           flattenMap(ctx, t.Metadata.Labels, p.Labels, &diags),
-			Annotations:      flattenMap(ctx, t.Metadata.Annotations, p.Annotations, &diags),
+			Labels:           tfvalues.Map(ctx, t.Metadata.Labels, p.Labels, &diags),
+			Annotations:      tfvalues.Map(ctx, t.Metadata.Annotations, p.Annotations, &diags),
 			AccessModes:      flattenList(ctx, modes, &diags),
 			StorageClassName: types.StringPointerValue(t.Spec.StorageClassName),
 			VolumeMode:       types.StringNull(),
@@ -327,32 +328,14 @@ func FlattenVolumeClaimTemplates(ctx context.Context, live []agentsv1beta1.Persi
 					s = ps // same value: keep the configured spelling
 				}
 			}
-			requests = objectValue(ctx, requestsType, ClaimRequestsModel{Storage: types.StringValue(s)}, &diags)
+			requests = tfvalues.Object(ctx, requestsType, ClaimRequestsModel{Storage: types.StringValue(s)}, &diags)
 		}
-		m.Resources = objectValue(ctx, claimResType, ClaimResourcesModel{Requests: requests}, &diags)
-		elems = append(elems, objectValue(ctx, VolumeClaimTemplateType, m, &diags))
+		m.Resources = tfvalues.Object(ctx, claimResType, ClaimResourcesModel{Requests: requests}, &diags)
+		elems = append(elems, tfvalues.Object(ctx, VolumeClaimTemplateType, m, &diags))
 	}
 	l, d := types.ListValue(VolumeClaimTemplateType, elems)
 	diags.Append(d...)
 	return l, diags
-}
-
-func objectValue(ctx context.Context, t types.ObjectType, m any, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValueFrom(ctx, t.AttrTypes, m)
-	diags.Append(d...)
-	return o
-}
-
-func flattenMap(ctx context.Context, live map[string]string, prior types.Map, diags *diag.Diagnostics) types.Map {
-	if len(live) == 0 && (prior.IsNull() || prior.IsUnknown() || len(prior.Elements()) > 0) {
-		return types.MapNull(types.StringType)
-	}
-	if live == nil {
-		live = map[string]string{}
-	}
-	m, d := types.MapValueFrom(ctx, types.StringType, live)
-	diags.Append(d...)
-	return m
 }
 
 func flattenList(ctx context.Context, live []string, diags *diag.Diagnostics) types.List {
@@ -362,24 +345,6 @@ func flattenList(ctx context.Context, live []string, diags *diag.Diagnostics) ty
 	l, d := types.ListValueFrom(ctx, types.StringType, live)
 	diags.Append(d...)
 	return l
-}
-
-func stringMap(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[string]string {
-	if m.IsNull() || m.IsUnknown() {
-		return nil
-	}
-	out := map[string]string{}
-	diags.Append(m.ElementsAs(ctx, &out, false)...)
-	return out
-}
-
-func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []string {
-	if l.IsNull() || l.IsUnknown() {
-		return nil
-	}
-	var out []string
-	diags.Append(l.ElementsAs(ctx, &out, false)...)
-	return out
 }
 
 // sameQuantity plans the prior spelling of a storage size when the

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // Rules is the model of Attributes: the top level of
@@ -279,9 +281,9 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 	for _, in := range i.Ingress {
 		block := types.ObjectNull(ipBlockType.AttrTypes)
 		if in.IPBlock != nil {
-			block = objectValue(ctx, ipBlockType, ipBlockModel{CIDR: types.StringValue(in.IPBlock.CIDR), Except: flattenStrings(ctx, in.IPBlock.Except, &diags)}, &diags)
+			block = tfvalues.Object(ctx, ipBlockType, ipBlockModel{CIDR: types.StringValue(in.IPBlock.CIDR), Except: flattenStrings(ctx, in.IPBlock.Except, &diags)}, &diags)
 		}
-		ingress = append(ingress, objectValue(ctx, ingressType, ingressModel{
+		ingress = append(ingress, tfvalues.Object(ctx, ingressType, ingressModel{
 			NamespaceSelector: flattenSelector(ctx, in.NamespaceSelector, &diags),
 			PodSelector:       flattenSelector(ctx, in.PodSelector, &diags),
 			IPBlock:           block,
@@ -292,7 +294,7 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 
 	egress := make([]attr.Value, 0, len(i.AllowEgress))
 	for _, e := range i.AllowEgress {
-		egress = append(egress, objectValue(ctx, egressType, egressModel{
+		egress = append(egress, tfvalues.Object(ctx, egressType, egressModel{
 			CIDR: types.StringValue(e.CIDR), Except: flattenStrings(ctx, e.Except, &diags), Ports: flattenPorts(ctx, e.Ports, &diags),
 		}, &diags))
 	}
@@ -319,11 +321,11 @@ func flattenSelector(ctx context.Context, s *Selector, diags *diag.Diagnostics) 
 	}
 	reqs := make([]attr.Value, 0, len(s.MatchExpressions))
 	for _, r := range s.MatchExpressions {
-		reqs = append(reqs, objectValue(ctx, requirementType, requirementModel{
+		reqs = append(reqs, tfvalues.Object(ctx, requirementType, requirementModel{
 			Key: types.StringValue(r.Key), Operator: types.StringValue(r.Operator), Values: flattenStrings(ctx, r.Values, diags),
 		}, diags))
 	}
-	return objectValue(ctx, SelectorType, selectorModel{
+	return tfvalues.Object(ctx, SelectorType, selectorModel{
 		MatchLabels:      labels,
 		MatchExpressions: listValue(requirementType, reqs, s.MatchExpressions == nil, diags),
 	}, diags)
@@ -339,7 +341,7 @@ func flattenPorts(ctx context.Context, ports []Port, diags *diag.Diagnostics) ty
 		if p.EndPort != nil {
 			pm.EndPort = types.Int64Value(int64(*p.EndPort))
 		}
-		elems = append(elems, objectValue(ctx, portType, pm, diags))
+		elems = append(elems, tfvalues.Object(ctx, portType, pm, diags))
 	}
 	return listValue(portType, elems, ports == nil, diags)
 }
@@ -351,12 +353,6 @@ func flattenStrings(ctx context.Context, s []string, diags *diag.Diagnostics) ty
 	l, d := types.ListValueFrom(ctx, types.StringType, s)
 	diags.Append(d...)
 	return l
-}
-
-func objectValue(ctx context.Context, t types.ObjectType, model any, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValueFrom(ctx, t.AttrTypes, model)
-	diags.Append(d...)
-	return o
 }
 
 func listValue(elem attr.Type, elems []attr.Value, null bool, diags *diag.Diagnostics) types.List {

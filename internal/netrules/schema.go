@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -254,7 +255,7 @@ func (exceptValidator) ValidateObject(ctx context.Context, req validator.ObjectR
 	if !ok {
 		return
 	}
-	cidrStr, ok := knownString(attrs["cidr"])
+	cidrStr, ok := tfvalues.StringIfSet(attrs["cidr"])
 	if !ok {
 		return
 	}
@@ -267,7 +268,7 @@ func (exceptValidator) ValidateObject(ctx context.Context, req validator.ObjectR
 		return
 	}
 	for i, el := range except.Elements() {
-		s, ok := knownString(el)
+		s, ok := tfvalues.StringIfSet(el)
 		if !ok {
 			continue
 		}
@@ -298,7 +299,7 @@ func (metadataValidator) ValidateObject(ctx context.Context, req validator.Objec
 	if !ok {
 		return
 	}
-	cidrStr, ok := knownString(attrs["cidr"])
+	cidrStr, ok := tfvalues.StringIfSet(attrs["cidr"])
 	if !ok {
 		return
 	}
@@ -379,7 +380,7 @@ func (requirementValidator) ValidateObject(ctx context.Context, req validator.Ob
 	if !ok {
 		return
 	}
-	op, ok := knownString(attrs["operator"])
+	op, ok := tfvalues.StringIfSet(attrs["operator"])
 	if !ok {
 		return
 	}
@@ -407,12 +408,4 @@ func knownAttrs(o basetypes.ObjectValue) (map[string]attr.Value, bool) {
 		return nil, false
 	}
 	return o.Attributes(), true
-}
-
-func knownString(v attr.Value) (string, bool) {
-	s, ok := v.(types.String)
-	if !ok || s.IsNull() || s.IsUnknown() {
-		return "", false
-	}
-	return s.ValueString(), true
 }

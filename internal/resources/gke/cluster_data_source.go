@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -47,25 +48,15 @@ type clusterDataModel struct {
 	NodePools           types.List   `tfsdk:"node_pools"`
 }
 
-var clusterPoolAttrTypes = map[string]attr.Type{
-	"name":                types.StringType,
-	"sandbox_type":        types.StringType,
-	"image_type":          types.StringType,
-	"machine_type":        types.StringType,
-	"version":             types.StringType,
-	"status":              types.StringType,
-	"node_locations":      types.ListType{ElemType: types.StringType},
-	"autoscaling_enabled": types.BoolType,
-}
+// clusterPoolType is the type of an element of node_pools, derived from
+// its schema attributes.
+var clusterPoolType = tfvalues.ObjectType(clusterPoolAttributes)
 
 func (d *clusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_gke_cluster"
 }
 
 func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	computed := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a GKE cluster through the container API: where its Kubernetes API is (endpoint and CA), " +
 			"its version, its node pools with their sandbox type, and whether GKE's managed Agent Sandbox add-on is on. " +
@@ -109,19 +100,7 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 				Computed:            true,
 				MarkdownDescription: "The cluster's node pools, in GKE's order.",
 				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"name":         computed("Node pool name."),
-						"sandbox_type": computed("`GVISOR` for a GKE Sandbox pool, empty for a regular one."),
-						"image_type":   computed("Node image, e.g. `COS_CONTAINERD`."),
-						"machine_type": computed("Machine type of the nodes."),
-						"version":      computed("Kubernetes version of the nodes."),
-						"status":       computed("GKE's status of the pool."),
-						"node_locations": schema.ListAttribute{
-							Computed: true, ElementType: types.StringType,
-							MarkdownDescription: "Zones of the pool's nodes.",
-						},
-						"autoscaling_enabled": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the autoscaler sizes the pool."},
-					},
+					Attributes: clusterPoolAttributes,
 				},
 			},
 		},
@@ -202,9 +181,9 @@ func flattenCluster(ctx context.Context, c *container.Cluster, project, location
 		if cfg.SandboxConfig != nil {
 			sandbox = cfg.SandboxConfig.Type
 		}
-		locs, d := types.ListValueFrom(ctx, types.StringType, nonNil(np.Locations))
+		locs, d := types.ListValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(np.Locations))
 		diags.Append(d...)
-		pools = append(pools, objectValue(clusterPoolAttrTypes, map[string]attr.Value{
+		pools = append(pools, tfvalues.ObjectOf(clusterPoolType, map[string]attr.Value{
 			"name":                types.StringValue(np.Name),
 			"sandbox_type":        types.StringValue(sandbox),
 			"image_type":          types.StringValue(cfg.ImageType),
@@ -215,7 +194,7 @@ func flattenCluster(ctx context.Context, c *container.Cluster, project, location
 			"autoscaling_enabled": types.BoolValue(np.Autoscaling != nil && np.Autoscaling.Enabled),
 		}, &diags))
 	}
-	list, d := types.ListValue(types.ObjectType{AttrTypes: clusterPoolAttrTypes}, pools)
+	list, d := types.ListValue(clusterPoolType, pools)
 	diags.Append(d...)
 	m.NodePools = list
 	return m, diags
@@ -236,4 +215,25 @@ func decodeCA(s string) (string, bool) {
 		return s, false
 	}
 	return string(data), true
+}
+
+// computed is a computed string attribute of the data source.
+func computed(desc string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+}
+
+// clusterPoolAttributes are the attributes of an element of node_pools,
+// shared by the schema and the type of its values (derived from them).
+var clusterPoolAttributes = map[string]schema.Attribute{
+	"name":         computed("Node pool name."),
+	"sandbox_type": computed("`GVISOR` for a GKE Sandbox pool, empty for a regular one."),
+	"image_type":   computed("Node image, e.g. `COS_CONTAINERD`."),
+	"machine_type": computed("Machine type of the nodes."),
+	"version":      computed("Kubernetes version of the nodes."),
+	"status":       computed("GKE's status of the pool."),
+	"node_locations": schema.ListAttribute{
+		Computed: true, ElementType: types.StringType,
+		MarkdownDescription: "Zones of the pool's nodes.",
+	},
+	"autoscaling_enabled": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the autoscaler sizes the pool."},
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"google.golang.org/api/container/v1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // nodePoolModel is agentsandbox_gke_node_pool's state. Nested objects are
@@ -77,18 +77,14 @@ type upgradeSettingsModel struct {
 	MaxUnavailable types.Int64 `tfsdk:"max_unavailable"`
 }
 
+// The types of the nested attributes' values, derived from the schema's
+// attributes so that the two cannot disagree.
 var (
-	autoscalingAttrTypes = map[string]attr.Type{
-		"min_node_count":       types.Int64Type,
-		"max_node_count":       types.Int64Type,
-		"total_min_node_count": types.Int64Type,
-		"total_max_node_count": types.Int64Type,
-		"location_policy":      types.StringType,
-	}
-	taintAttrTypes      = map[string]attr.Type{"key": types.StringType, "value": types.StringType, "effect": types.StringType}
-	managementAttrTypes = map[string]attr.Type{"auto_repair": types.BoolType, "auto_upgrade": types.BoolType}
-	shieldedAttrTypes   = map[string]attr.Type{"enable_secure_boot": types.BoolType, "enable_integrity_monitoring": types.BoolType}
-	upgradeAttrTypes    = map[string]attr.Type{"max_surge": types.Int64Type, "max_unavailable": types.Int64Type}
+	autoscalingType = tfvalues.ObjectType(autoscalingAttributes)
+	taintType       = tfvalues.ObjectType(taintAttributes)
+	managementType  = tfvalues.ObjectType(managementAttributes)
+	shieldedType    = tfvalues.ObjectType(shieldedAttributes)
+	upgradeType     = tfvalues.ObjectType(upgradeAttributes)
 )
 
 // poolName is the pool's full resource name; project must be resolved.
@@ -97,16 +93,6 @@ func (m *nodePoolModel) poolName() gkeapi.NodePoolName {
 		ClusterName: gkeapi.ClusterName{Project: m.Project.ValueString(), Location: m.Location.ValueString(), Cluster: m.Cluster.ValueString()},
 		NodePool:    m.Name.ValueString(),
 	}
-}
-
-// objectAs reads a known, non-null object into target; it reports false for
-// null or unknown.
-func objectAs(ctx context.Context, o types.Object, target any, diags *diag.Diagnostics) bool {
-	if o.IsNull() || o.IsUnknown() {
-		return false
-	}
-	diags.Append(o.As(ctx, target, basetypes.ObjectAsOptions{})...)
-	return !diags.HasError()
 }
 
 // --- expand: model → API ---
@@ -193,7 +179,7 @@ func expandTaints(ctx context.Context, l types.List, diags *diag.Diagnostics) []
 
 func expandAutoscaling(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.NodePoolAutoscaling {
 	var a autoscalingModel
-	if !objectAs(ctx, o, &a, diags) {
+	if !tfvalues.ObjectAs(ctx, o, &a, diags) {
 		return nil
 	}
 	return &container.NodePoolAutoscaling{
@@ -210,7 +196,7 @@ func expandAutoscaling(ctx context.Context, o types.Object, diags *diag.Diagnost
 // generated client drops false booleans unless forced.
 func expandManagement(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.NodeManagement {
 	var m managementModel
-	if !objectAs(ctx, o, &m, diags) {
+	if !tfvalues.ObjectAs(ctx, o, &m, diags) {
 		return nil
 	}
 	return &container.NodeManagement{
@@ -222,7 +208,7 @@ func expandManagement(ctx context.Context, o types.Object, diags *diag.Diagnosti
 
 func expandShielded(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.ShieldedInstanceConfig {
 	var s shieldedModel
-	if !objectAs(ctx, o, &s, diags) {
+	if !tfvalues.ObjectAs(ctx, o, &s, diags) {
 		return nil
 	}
 	return &container.ShieldedInstanceConfig{
@@ -234,7 +220,7 @@ func expandShielded(ctx context.Context, o types.Object, diags *diag.Diagnostics
 
 func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.UpgradeSettings {
 	var u upgradeSettingsModel
-	if !objectAs(ctx, o, &u, diags) {
+	if !tfvalues.ObjectAs(ctx, o, &u, diags) {
 		return nil
 	}
 	return &container.UpgradeSettings{
@@ -284,11 +270,11 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 	}
 
 	var d diag.Diagnostics
-	m.NodeLocations, d = types.SetValueFrom(ctx, types.StringType, nonNil(np.Locations))
+	m.NodeLocations, d = types.SetValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(np.Locations))
 	diags.Append(d...)
-	m.OauthScopes, d = types.SetValueFrom(ctx, types.StringType, nonNil(cfg.OauthScopes))
+	m.OauthScopes, d = types.SetValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(cfg.OauthScopes))
 	diags.Append(d...)
-	m.InstanceGroupURLs, d = types.ListValueFrom(ctx, types.StringType, nonNil(np.InstanceGroupUrls))
+	m.InstanceGroupURLs, d = types.ListValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(np.InstanceGroupUrls))
 	diags.Append(d...)
 
 	m.Labels = flattenLabels(ctx, cfg.Labels, prior.Labels, &diags)
@@ -299,14 +285,14 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 	if mg == nil {
 		mg = &container.NodeManagement{}
 	}
-	m.Management = objectValue(managementAttrTypes, map[string]attr.Value{
+	m.Management = tfvalues.ObjectOf(managementType, map[string]attr.Value{
 		"auto_repair": types.BoolValue(mg.AutoRepair), "auto_upgrade": types.BoolValue(mg.AutoUpgrade),
 	}, &diags)
 	sh := cfg.ShieldedInstanceConfig
 	if sh == nil {
 		sh = &container.ShieldedInstanceConfig{}
 	}
-	m.ShieldedInstanceConfig = objectValue(shieldedAttrTypes, map[string]attr.Value{
+	m.ShieldedInstanceConfig = tfvalues.ObjectOf(shieldedType, map[string]attr.Value{
 		"enable_secure_boot":          types.BoolValue(sh.EnableSecureBoot),
 		"enable_integrity_monitoring": types.BoolValue(sh.EnableIntegrityMonitoring),
 	}, &diags)
@@ -314,7 +300,7 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 	if us == nil {
 		us = &container.UpgradeSettings{}
 	}
-	m.UpgradeSettings = objectValue(upgradeAttrTypes, map[string]attr.Value{
+	m.UpgradeSettings = tfvalues.ObjectOf(upgradeType, map[string]attr.Value{
 		"max_surge": types.Int64Value(us.MaxSurge), "max_unavailable": types.Int64Value(us.MaxUnavailable),
 	}, &diags)
 
@@ -331,19 +317,6 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 		m.NodeCount = types.Int64Value(np.InitialNodeCount)
 	}
 	return m, diags
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func objectValue(t map[string]attr.Type, v map[string]attr.Value, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValue(t, v)
-	diags.Append(d...)
-	return o
 }
 
 // flattenVersion keeps a configured alias ("1.35", "1.35.3", "latest",
@@ -392,13 +365,13 @@ func flattenLabels(ctx context.Context, labels map[string]string, prior types.Ma
 // flattenTaints drops GKE's own sandbox taint, keeps GKE's order and null
 // vs empty as the prior had it.
 func flattenTaints(taints []*container.NodeTaint, prior types.List, diags *diag.Diagnostics) types.List {
-	elemType := types.ObjectType{AttrTypes: taintAttrTypes}
+	elemType := taintType
 	var elems []attr.Value
 	for _, t := range taints {
 		if t == nil || t.Key == sandboxKey {
 			continue
 		}
-		elems = append(elems, objectValue(taintAttrTypes, map[string]attr.Value{
+		elems = append(elems, tfvalues.ObjectOf(taintType, map[string]attr.Value{
 			"key": types.StringValue(t.Key), "value": types.StringValue(t.Value), "effect": types.StringValue(t.Effect),
 		}, diags))
 	}
@@ -415,10 +388,10 @@ func flattenTaints(taints []*container.NodeTaint, prior types.List, diags *diag.
 // unless the prior had them.
 func flattenAutoscaling(ctx context.Context, a *container.NodePoolAutoscaling, prior types.Object, diags *diag.Diagnostics) types.Object {
 	if a == nil || !a.Enabled {
-		return types.ObjectNull(autoscalingAttrTypes)
+		return types.ObjectNull(autoscalingType.AttrTypes)
 	}
 	var p autoscalingModel
-	if !objectAs(ctx, prior, &p, diags) {
+	if !tfvalues.ObjectAs(ctx, prior, &p, diags) {
 		p = autoscalingModel{
 			MinNodeCount: types.Int64Null(), MaxNodeCount: types.Int64Null(),
 			TotalMinNodeCount: types.Int64Null(), TotalMaxNodeCount: types.Int64Null(),
@@ -436,7 +409,7 @@ func flattenAutoscaling(ctx context.Context, a *container.NodePoolAutoscaling, p
 		}
 		return types.Int64Value(v)
 	}
-	return objectValue(autoscalingAttrTypes, map[string]attr.Value{
+	return tfvalues.ObjectOf(autoscalingType, map[string]attr.Value{
 		"min_node_count":       zeroAsNull(a.MinNodeCount, p.MinNodeCount),
 		"max_node_count":       zeroAsNull(a.MaxNodeCount, p.MaxNodeCount),
 		"total_min_node_count": zeroAsNull(a.TotalMinNodeCount, p.TotalMinNodeCount),

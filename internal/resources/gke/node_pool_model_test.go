@@ -42,11 +42,11 @@ func strMap(kv map[string]string) types.Map {
 func taintList(ts ...[3]string) types.List {
 	elems := make([]attr.Value, len(ts))
 	for i, t := range ts {
-		elems[i] = types.ObjectValueMust(taintAttrTypes, map[string]attr.Value{
+		elems[i] = types.ObjectValueMust(taintType.AttrTypes, map[string]attr.Value{
 			"key": types.StringValue(t[0]), "value": types.StringValue(t[1]), "effect": types.StringValue(t[2]),
 		})
 	}
-	return types.ListValueMust(types.ObjectType{AttrTypes: taintAttrTypes}, elems)
+	return types.ListValueMust(taintType, elems)
 }
 
 func autoscaling(lo, hi, tlo, thi *int64, policy string) types.Object {
@@ -56,7 +56,7 @@ func autoscaling(lo, hi, tlo, thi *int64, policy string) types.Object {
 		}
 		return types.Int64Value(*p)
 	}
-	return types.ObjectValueMust(autoscalingAttrTypes, map[string]attr.Value{
+	return types.ObjectValueMust(autoscalingType.AttrTypes, map[string]attr.Value{
 		"min_node_count": v(lo), "max_node_count": v(hi), "total_min_node_count": v(tlo), "total_max_node_count": v(thi),
 		"location_policy": types.StringValue(policy),
 	})
@@ -65,17 +65,17 @@ func autoscaling(lo, hi, tlo, thi *int64, policy string) types.Object {
 func i64(v int64) *int64 { return &v }
 
 func management(repair, upgrade bool) types.Object {
-	return types.ObjectValueMust(managementAttrTypes, map[string]attr.Value{"auto_repair": types.BoolValue(repair), "auto_upgrade": types.BoolValue(upgrade)})
+	return types.ObjectValueMust(managementType.AttrTypes, map[string]attr.Value{"auto_repair": types.BoolValue(repair), "auto_upgrade": types.BoolValue(upgrade)})
 }
 
 func shielded(boot, integrity bool) types.Object {
-	return types.ObjectValueMust(shieldedAttrTypes, map[string]attr.Value{
+	return types.ObjectValueMust(shieldedType.AttrTypes, map[string]attr.Value{
 		"enable_secure_boot": types.BoolValue(boot), "enable_integrity_monitoring": types.BoolValue(integrity),
 	})
 }
 
 func upgrade(surge, unavailable int64) types.Object {
-	return types.ObjectValueMust(upgradeAttrTypes, map[string]attr.Value{"max_surge": types.Int64Value(surge), "max_unavailable": types.Int64Value(unavailable)})
+	return types.ObjectValueMust(upgradeType.AttrTypes, map[string]attr.Value{"max_surge": types.Int64Value(surge), "max_unavailable": types.Int64Value(unavailable)})
 }
 
 // planned is a node pool as planned with the schema's defaults.
@@ -87,7 +87,7 @@ func planned() nodePoolModel {
 		Cluster:                types.StringValue("c"),
 		Name:                   types.StringValue("sandbox"),
 		NodeCount:              types.Int64Value(2),
-		Autoscaling:            types.ObjectNull(autoscalingAttrTypes),
+		Autoscaling:            types.ObjectNull(autoscalingType.AttrTypes),
 		NodeLocations:          strSet("us-central1-b", "us-central1-a"),
 		MachineType:            types.StringValue("e2-standard-4"),
 		DiskSizeGB:             types.Int64Value(50),
@@ -227,7 +227,7 @@ func TestFlattenLabelsAndTaintsNullVersusEmpty(t *testing.T) {
 	if l := flattenLabels(bg, np.Config.Labels, strMap(nil), &diags); l.IsNull() || len(l.Elements()) != 0 {
 		t.Errorf("labels with an empty prior = %s, want {}", l)
 	}
-	if l := flattenTaints(np.Config.Taints, types.ListNull(types.ObjectType{AttrTypes: taintAttrTypes}), &diags); !l.IsNull() {
+	if l := flattenTaints(np.Config.Taints, types.ListNull(taintType), &diags); !l.IsNull() {
 		t.Errorf("taints with a null prior = %s, want null", l)
 	}
 	if l := flattenTaints(np.Config.Taints, taintList(), &diags); l.IsNull() || len(l.Elements()) != 0 {
@@ -285,8 +285,8 @@ func TestFlattenAutoscalingAndNodeCount(t *testing.T) {
 	// Import (no prior): GKE's mode decides; total limits.
 	np.Autoscaling = &container.NodePoolAutoscaling{Enabled: true, TotalMaxNodeCount: 9, LocationPolicy: "ANY"}
 	imported := nodePoolModel{Project: prior.Project, Location: prior.Location, Cluster: prior.Cluster,
-		Autoscaling: types.ObjectNull(autoscalingAttrTypes), NodeCount: types.Int64Null(), Version: types.StringNull(),
-		Labels: types.MapNull(types.StringType), Taints: types.ListNull(types.ObjectType{AttrTypes: taintAttrTypes})}
+		Autoscaling: types.ObjectNull(autoscalingType.AttrTypes), NodeCount: types.Int64Null(), Version: types.StringNull(),
+		Labels: types.MapNull(types.StringType), Taints: types.ListNull(taintType)}
 	got, _ = flattenNodePool(bg, np, &imported)
 	if want := autoscaling(nil, nil, i64(0), i64(9), "ANY"); !got.Autoscaling.Equal(want) {
 		t.Errorf("imported autoscaling %s, want %s", got.Autoscaling, want)

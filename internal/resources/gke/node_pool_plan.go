@@ -12,6 +12,7 @@ import (
 	"google.golang.org/api/container/v1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // ModifyPlan fills what the schema cannot express: the project default
@@ -119,10 +120,10 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 	if len(shapeFields) > 0 {
 		upd(strings.Join(shapeFields, ", "), shape)
 	}
-	if !sameMap(plan.Labels, state.Labels) {
+	if !tfvalues.EqualOrBothEmpty(plan.Labels, state.Labels) {
 		upd("labels", &container.UpdateNodePoolRequest{Labels: &container.NodeLabels{Labels: expandLabels(ctx, plan.Labels, &diags)}})
 	}
-	if !sameList(plan.Taints, state.Taints) {
+	if !tfvalues.EqualOrBothEmpty(plan.Taints, state.Taints) {
 		upd("taints", &container.UpdateNodePoolRequest{Taints: &container.NodeTaints{Taints: expandTaints(ctx, plan.Taints, &diags)}})
 	}
 	if known(plan.WorkloadMetadataMode) && !plan.WorkloadMetadataMode.Equal(state.WorkloadMetadataMode) {
@@ -165,19 +166,4 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 func alreadyAt(state, plan types.String) bool {
 	have, want := state.ValueString(), plan.ValueString()
 	return strings.Contains(have, "-gke.") && want != "latest" && want != "-" && versionMatches(have, want)
-}
-
-// sameMap treats null and empty as the same set of labels.
-func sameMap(a, b types.Map) bool {
-	if len(a.Elements()) == 0 && len(b.Elements()) == 0 {
-		return true
-	}
-	return a.Equal(b)
-}
-
-func sameList(a, b types.List) bool {
-	if len(a.Elements()) == 0 && len(b.Elements()) == 0 {
-		return true
-	}
-	return a.Equal(b)
 }

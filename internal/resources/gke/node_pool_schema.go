@@ -99,35 +99,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"(`min_node_count`, `max_node_count`) or in total across zones (`total_min_node_count`, " +
 					"`total_max_node_count`), not both. Changed in place (`setAutoscaling`); removing it turns the " +
 					"autoscaler off and sets the pool to `node_count`. Conflicts with `node_count`.",
-				Attributes: map[string]schema.Attribute{
-					"min_node_count": schema.Int64Attribute{
-						Optional:            true,
-						MarkdownDescription: "Minimum nodes per zone (0 or more). The pool starts at this size.",
-						Validators:          []validator.Int64{int64validator.AtLeast(0)},
-					},
-					"max_node_count": schema.Int64Attribute{
-						Optional:            true,
-						MarkdownDescription: "Maximum nodes per zone (1 to 1000).",
-						Validators:          []validator.Int64{int64validator.Between(1, 1000)},
-					},
-					"total_min_node_count": schema.Int64Attribute{
-						Optional:            true,
-						MarkdownDescription: "Minimum nodes across all zones.",
-						Validators:          []validator.Int64{int64validator.AtLeast(0)},
-					},
-					"total_max_node_count": schema.Int64Attribute{
-						Optional:            true,
-						MarkdownDescription: "Maximum nodes across all zones.",
-						Validators:          []validator.Int64{int64validator.AtLeast(1)},
-					},
-					"location_policy": schema.StringAttribute{
-						Optional:            true,
-						Computed:            true,
-						Default:             stringdefault.StaticString("BALANCED"),
-						MarkdownDescription: "How new nodes are spread over zones: `BALANCED` (default) or `ANY` (where capacity is, e.g. for spot VMs).",
-						Validators:          []validator.String{stringvalidator.OneOf("BALANCED", "ANY")},
-					},
-				},
+				Attributes: autoscalingAttributes,
 			},
 			"node_locations": schema.SetAttribute{
 				Optional:    true,
@@ -188,25 +160,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"(which is not shown here; GKE refuses taints with that key). Changed in place.",
 				Validators: []validator.List{listvalidator.SizeAtMost(50)},
 				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"key": schema.StringAttribute{
-							Required:            true,
-							MarkdownDescription: "Taint key, a qualified name such as `dedicated` or `example.com/team`.",
-							Validators:          []validator.String{validators.QualifiedName(), gkeOwnedTaintKey()},
-						},
-						"value": schema.StringAttribute{
-							Optional:            true,
-							Computed:            true,
-							Default:             stringdefault.StaticString(""),
-							MarkdownDescription: "Taint value (may be empty).",
-							Validators:          []validator.String{validators.LabelValue()},
-						},
-						"effect": schema.StringAttribute{
-							Required:            true,
-							MarkdownDescription: "`NO_SCHEDULE`, `PREFER_NO_SCHEDULE` or `NO_EXECUTE` (GKE's spelling of NoSchedule, PreferNoSchedule, NoExecute).",
-							Validators:          []validator.String{stringvalidator.OneOf("NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE")},
-						},
-					},
+					Attributes: taintAttributes,
 				},
 			},
 			"service_account": schema.StringAttribute{
@@ -246,60 +200,31 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"shielded_instance_config": schema.SingleNestedAttribute{
 				Optional: true,
 				Computed: true,
-				Default: objectdefault.StaticValue(types.ObjectValueMust(shieldedAttrTypes, map[string]attr.Value{
+				Default: objectdefault.StaticValue(types.ObjectValueMust(shieldedType.AttrTypes, map[string]attr.Value{
 					"enable_secure_boot": types.BoolValue(true), "enable_integrity_monitoring": types.BoolValue(true),
 				})),
 				MarkdownDescription: "Shielded VM options; both on by default. GKE cannot change them in place: changing them replaces the pool.",
 				PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-				Attributes: map[string]schema.Attribute{
-					"enable_secure_boot": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-						MarkdownDescription: "Verify the boot chain of the nodes (default true).",
-					},
-					"enable_integrity_monitoring": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-						MarkdownDescription: "Monitor the nodes' boot integrity (default true).",
-					},
-				},
+				Attributes:          shieldedAttributes,
 			},
 			"management": schema.SingleNestedAttribute{
 				Optional: true,
 				Computed: true,
-				Default: objectdefault.StaticValue(types.ObjectValueMust(managementAttrTypes, map[string]attr.Value{
+				Default: objectdefault.StaticValue(types.ObjectValueMust(managementType.AttrTypes, map[string]attr.Value{
 					"auto_repair": types.BoolValue(true), "auto_upgrade": types.BoolValue(true),
 				})),
 				MarkdownDescription: "Node auto-repair and auto-upgrade; both on by default. Changed in place (`setManagement`). " +
 					"GKE refuses turning auto-upgrade off on a cluster enrolled in a release channel.",
-				Attributes: map[string]schema.Attribute{
-					"auto_repair": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-						MarkdownDescription: "Recreate unhealthy nodes (default true).",
-					},
-					"auto_upgrade": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-						MarkdownDescription: "Keep nodes on the cluster's version, including security patches (default true).",
-					},
-				},
+				Attributes: managementAttributes,
 			},
 			"upgrade_settings": schema.SingleNestedAttribute{
 				Optional: true,
 				Computed: true,
-				Default: objectdefault.StaticValue(types.ObjectValueMust(upgradeAttrTypes, map[string]attr.Value{
+				Default: objectdefault.StaticValue(types.ObjectValueMust(upgradeType.AttrTypes, map[string]attr.Value{
 					"max_surge": types.Int64Value(1), "max_unavailable": types.Int64Value(0),
 				})),
 				MarkdownDescription: "Surge upgrade settings, used whenever GKE recreates nodes (upgrades, machine type changes). Changed in place.",
-				Attributes: map[string]schema.Attribute{
-					"max_surge": schema.Int64Attribute{
-						Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-						MarkdownDescription: "Extra nodes created during an upgrade (default 1).",
-						Validators:          []validator.Int64{int64validator.AtLeast(0)},
-					},
-					"max_unavailable": schema.Int64Attribute{
-						Optional: true, Computed: true, Default: int64default.StaticInt64(0),
-						MarkdownDescription: "Nodes that may be unavailable at once during an upgrade (default 0).",
-						Validators:          []validator.Int64{int64validator.AtLeast(0)},
-					},
-				},
+				Attributes:          upgradeAttributes,
 			},
 			"version": schema.StringAttribute{
 				Optional: true,
@@ -396,4 +321,99 @@ func (imageTypeValidator) ValidateString(_ context.Context, req validator.String
 	resp.Diagnostics.AddAttributeError(req.Path, "Unsupported image type for GKE Sandbox",
 		fmt.Sprintf("image_type is %q, but GKE Sandbox (gVisor) node pools need %s; GKE refuses any other image. "+
 			"Remove image_type or set it to %q.", req.ConfigValue.ValueString(), imageCOS, imageCOS))
+}
+
+// autoscalingAttributes are the attributes of autoscaling, shared by the schema and
+// the type of its values (derived from them).
+var autoscalingAttributes = map[string]schema.Attribute{
+	"min_node_count": schema.Int64Attribute{
+		Optional:            true,
+		MarkdownDescription: "Minimum nodes per zone (0 or more). The pool starts at this size.",
+		Validators:          []validator.Int64{int64validator.AtLeast(0)},
+	},
+	"max_node_count": schema.Int64Attribute{
+		Optional:            true,
+		MarkdownDescription: "Maximum nodes per zone (1 to 1000).",
+		Validators:          []validator.Int64{int64validator.Between(1, 1000)},
+	},
+	"total_min_node_count": schema.Int64Attribute{
+		Optional:            true,
+		MarkdownDescription: "Minimum nodes across all zones.",
+		Validators:          []validator.Int64{int64validator.AtLeast(0)},
+	},
+	"total_max_node_count": schema.Int64Attribute{
+		Optional:            true,
+		MarkdownDescription: "Maximum nodes across all zones.",
+		Validators:          []validator.Int64{int64validator.AtLeast(1)},
+	},
+	"location_policy": schema.StringAttribute{
+		Optional:            true,
+		Computed:            true,
+		Default:             stringdefault.StaticString("BALANCED"),
+		MarkdownDescription: "How new nodes are spread over zones: `BALANCED` (default) or `ANY` (where capacity is, e.g. for spot VMs).",
+		Validators:          []validator.String{stringvalidator.OneOf("BALANCED", "ANY")},
+	},
+}
+
+// taintAttributes are the attributes of taints, shared by the schema and
+// the type of its values (derived from them).
+var taintAttributes = map[string]schema.Attribute{
+	"key": schema.StringAttribute{
+		Required:            true,
+		MarkdownDescription: "Taint key, a qualified name such as `dedicated` or `example.com/team`.",
+		Validators:          []validator.String{validators.QualifiedName(), gkeOwnedTaintKey()},
+	},
+	"value": schema.StringAttribute{
+		Optional:            true,
+		Computed:            true,
+		Default:             stringdefault.StaticString(""),
+		MarkdownDescription: "Taint value (may be empty).",
+		Validators:          []validator.String{validators.LabelValue()},
+	},
+	"effect": schema.StringAttribute{
+		Required:            true,
+		MarkdownDescription: "`NO_SCHEDULE`, `PREFER_NO_SCHEDULE` or `NO_EXECUTE` (GKE's spelling of NoSchedule, PreferNoSchedule, NoExecute).",
+		Validators:          []validator.String{stringvalidator.OneOf("NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE")},
+	},
+}
+
+// shieldedAttributes are the attributes of shielded_instance_config, shared by the schema and
+// the type of its values (derived from them).
+var shieldedAttributes = map[string]schema.Attribute{
+	"enable_secure_boot": schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Verify the boot chain of the nodes (default true).",
+	},
+	"enable_integrity_monitoring": schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Monitor the nodes' boot integrity (default true).",
+	},
+}
+
+// managementAttributes are the attributes of management, shared by the schema and
+// the type of its values (derived from them).
+var managementAttributes = map[string]schema.Attribute{
+	"auto_repair": schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Recreate unhealthy nodes (default true).",
+	},
+	"auto_upgrade": schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Keep nodes on the cluster's version, including security patches (default true).",
+	},
+}
+
+// upgradeAttributes are the attributes of upgrade_settings, shared by the schema and
+// the type of its values (derived from them).
+var upgradeAttributes = map[string]schema.Attribute{
+	"max_surge": schema.Int64Attribute{
+		Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+		MarkdownDescription: "Extra nodes created during an upgrade (default 1).",
+		Validators:          []validator.Int64{int64validator.AtLeast(0)},
+	},
+	"max_unavailable": schema.Int64Attribute{
+		Optional: true, Computed: true, Default: int64default.StaticInt64(0),
+		MarkdownDescription: "Nodes that may be unavailable at once during an upgrade (default 0).",
+		Validators:          []validator.Int64{int64validator.AtLeast(0)},
+	},
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // ValidateConfig checks what spans several attributes; single attributes
@@ -22,7 +24,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	resp.Diagnostics.Append(validateAutoscalingConfig(ctx, m.Autoscaling)...)
 	resp.Diagnostics.Append(validateNodeLocations(m.Location, m.NodeLocations)...)
 	var u upgradeSettingsModel
-	if objectAs(ctx, m.UpgradeSettings, &u, &resp.Diagnostics) && knownInt(u.MaxSurge, 0) == 0 && knownInt(u.MaxUnavailable, 0) == 0 &&
+	if tfvalues.ObjectAs(ctx, m.UpgradeSettings, &u, &resp.Diagnostics) && knownInt(u.MaxSurge, 0) == 0 && knownInt(u.MaxUnavailable, 0) == 0 &&
 		!u.MaxSurge.IsNull() && !u.MaxUnavailable.IsNull() && !u.MaxSurge.IsUnknown() && !u.MaxUnavailable.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("upgrade_settings"), "Upgrade could never make progress",
 			"max_surge and max_unavailable are both 0: GKE could neither add a node nor take one down during an "+
@@ -41,7 +43,7 @@ func knownInt(v types.Int64, def int64) int64 {
 func validateAutoscalingConfig(ctx context.Context, o types.Object) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var a autoscalingModel
-	if !objectAs(ctx, o, &a, &diags) {
+	if !tfvalues.ObjectAs(ctx, o, &a, &diags) {
 		return diags
 	}
 	p := path.Root("autoscaling")

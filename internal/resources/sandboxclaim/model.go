@@ -74,10 +74,10 @@ func (m resourceModel) spec(ctx context.Context) (extv1beta1.SandboxClaimSpec, d
 			diags.AddError("Invalid shutdown_time", err.Error()) // validated at plan; unreachable
 			return s, diags
 		}
-		s.Lifecycle.ShutdownTime = ptr(metav1.NewTime(t))
+		s.Lifecycle.ShutdownTime = new(metav1.NewTime(t))
 	}
 	if !m.TTLSecondsAfterFinished.IsNull() {
-		s.Lifecycle.TTLSecondsAfterFinished = ptr(int32(m.TTLSecondsAfterFinished.ValueInt64()))
+		s.Lifecycle.TTLSecondsAfterFinished = new(int32(m.TTLSecondsAfterFinished.ValueInt64()))
 	}
 	var env []envModel
 	diags.Append(m.Env.ElementsAs(ctx, &env, false)...)
@@ -161,7 +161,7 @@ func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceMo
 		lc = &extv1beta1.Lifecycle{}
 	}
 	liveTime, _, _ := unstructured.NestedString(live.Object, "spec", "lifecycle", "shutdownTime")
-	m.ShutdownTime = flattenTime(liveTime, m.ShutdownTime)
+	m.ShutdownTime = tfvalues.Time(liveTime, m.ShutdownTime)
 	m.TTLSecondsAfterFinished = types.Int64Null()
 	if lc.TTLSecondsAfterFinished != nil {
 		m.TTLSecondsAfterFinished = types.Int64Value(int64(*lc.TTLSecondsAfterFinished))
@@ -186,22 +186,6 @@ func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceMo
 		m.WaitForReady = types.BoolValue(true) // after an import
 	}
 	return diags
-}
-
-// flattenTime keeps prior's spelling of the same instant (to the second,
-// which is all a Kubernetes time keeps when a controller re-encodes it).
-func flattenTime(live string, prior types.String) types.String {
-	if live == "" {
-		return types.StringNull()
-	}
-	if !prior.IsNull() && !prior.IsUnknown() {
-		a, errA := time.Parse(time.RFC3339, live)
-		b, errB := time.Parse(time.RFC3339, prior.ValueString())
-		if errA == nil && errB == nil && a.Truncate(time.Second).Equal(b.Truncate(time.Second)) {
-			return prior
-		}
-	}
-	return types.StringValue(live)
 }
 
 // flattenEnv returns the live variables; none at all reads as prior when
@@ -246,23 +230,11 @@ func flattenPodMetadata(ctx context.Context, labels, annotations map[string]stri
 		return types.ObjectNull(podMetadataType.AttrTypes), nil
 	}
 	var diags diag.Diagnostics
-	l, d := flattenMap(ctx, labels, pm.Labels)
-	diags.Append(d...)
-	a, d := flattenMap(ctx, annotations, pm.Annotations)
-	diags.Append(d...)
-	o, d := types.ObjectValue(podMetadataType.AttrTypes, map[string]attr.Value{"labels": l, "annotations": a})
-	diags.Append(d...)
+	o := tfvalues.ObjectOf(podMetadataType, map[string]attr.Value{
+		"labels":      tfvalues.Map(ctx, labels, pm.Labels, &diags),
+		"annotations": tfvalues.Map(ctx, annotations, pm.Annotations, &diags),
+	}, &diags)
 	return o, diags
-}
-
-func flattenMap(ctx context.Context, live map[string]string, prior types.Map) (types.Map, diag.Diagnostics) {
-	if len(live) == 0 {
-		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
-			return prior, nil
-		}
-		return types.MapNull(types.StringType), nil
-	}
-	return types.MapValueFrom(ctx, types.StringType, live)
 }
 
 // applied is what must not change without replacing the claim: the pool
@@ -287,8 +259,6 @@ func envDigest(env []extv1beta1.EnvVar) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // basetypesObjectAsOptions reads nested objects with null and unknown
 // attributes kept as framework values (the models' fields all are).

@@ -161,8 +161,8 @@ func TestFlattenTime(t *testing.T) {
 		{"2031-01-01T00:00:00Z", types.StringNull(), types.StringValue("2031-01-01T00:00:00Z")},
 		{"", prior, types.StringNull()},
 	} {
-		if got := flattenTime(tc.live, tc.prior); !got.Equal(tc.want) {
-			t.Errorf("flattenTime(%q, %v) = %v, want %v", tc.live, tc.prior, got, tc.want)
+		if got := tfvalues.Time(tc.live, tc.prior); !got.Equal(tc.want) {
+			t.Errorf("tfvalues.Time(%q, %v) = %v, want %v", tc.live, tc.prior, got, tc.want)
 		}
 	}
 }

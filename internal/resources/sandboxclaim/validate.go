@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // The controller's own rules for additionalPodMetadata (upstream's
@@ -142,8 +142,8 @@ func (uniqueEnv) ValidateList(_ context.Context, req validator.ListRequest, resp
 		if !ok || obj.IsNull() || obj.IsUnknown() {
 			continue
 		}
-		name, nameKnown := knownString(obj.Attributes()["name"])
-		container, containerKnown := knownString(obj.Attributes()["container_name"])
+		name, nameKnown := tfvalues.StringIfKnown(obj.Attributes()["name"])
+		container, containerKnown := tfvalues.StringIfKnown(obj.Attributes()["container_name"])
 		if !nameKnown || !containerKnown {
 			continue
 		}
@@ -159,13 +159,4 @@ func (uniqueEnv) ValidateList(_ context.Context, req validator.ListRequest, resp
 		}
 		seen[key] = i
 	}
-}
-
-// knownString reads a string attribute value; null counts as "" (known).
-func knownString(v attr.Value) (string, bool) {
-	s, ok := v.(types.String)
-	if !ok || s.IsUnknown() {
-		return "", false
-	}
-	return s.ValueString(), true
 }

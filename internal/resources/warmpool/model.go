@@ -57,7 +57,7 @@ func (m resourceModel) spec() extv1beta1.SandboxWarmPoolSpec {
 func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	obj := Kind.New()
 	diags := m.Expand(ctx, obj)
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ptr(m.spec()))
+	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(new(m.spec()))
 	if err != nil {
 		diags.AddError("Cannot build the warm pool", err.Error())
 		return nil, diags
@@ -65,8 +65,6 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 	obj.Object["spec"] = spec
 	return obj, diags
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // decode reads a live pool into our types. The CRD's schema guarantees the
 // shape; a failure means a server that does not hold to it.
