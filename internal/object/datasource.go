@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -106,4 +107,82 @@ func nonNilMap(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
+}
+
+// DataSourceFamily is what a data source reading one object supplies to
+// DataSource: its kind, schema, a hint for a missing object, and how the
+// live object fills the model.
+//
+// M is the data source's model; it must embed DataSourceMetadata.
+type DataSourceFamily[M any] struct {
+	// Kind is the object the data source reads.
+	Kind Kind
+	// TypeName is the data source type without the provider's prefix.
+	TypeName string
+	// Schema is the data source's schema; DataSourceMetadataAttributes
+	// gives its identity attributes.
+	Schema func(context.Context) schema.Schema
+	// Hint, if set, is added to the error for a missing object, to say
+	// where such objects usually come from.
+	Hint string
+	// Flatten fills m from live; m's DataSourceMetadata is already set.
+	Flatten func(ctx context.Context, live *unstructured.Unstructured, m *M) diag.Diagnostics
+}
+
+// dataSourceModel is a model that embeds DataSourceMetadata.
+type dataSourceModel[M any] interface {
+	*M
+	dataSourceMetadata() *DataSourceMetadata
+}
+
+func (m *DataSourceMetadata) dataSourceMetadata() *DataSourceMetadata { return m }
+
+// DataSource is a data source reading one object, made from a
+// DataSourceFamily: the configuration names the object, Lookup reads it
+// (a missing object is an error, with the family's hint), and the family
+// fills in the rest.
+type DataSource[M any, P dataSourceModel[M]] struct {
+	f    *DataSourceFamily[M]
+	meta *conn.Meta
+}
+
+var _ datasource.DataSourceWithConfigure = (*DataSource[DataSourceMetadata, *DataSourceMetadata])(nil)
+
+// NewDataSource returns the DataSource of family f.
+func NewDataSource[M any, P dataSourceModel[M]](f *DataSourceFamily[M]) *DataSource[M, P] {
+	if f.Schema == nil || f.Flatten == nil {
+		panic(fmt.Sprintf("object.NewDataSource(%s): Schema and Flatten are required", f.TypeName))
+	}
+	return &DataSource[M, P]{f: f}
+}
+
+func (d *DataSource[M, P]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + d.f.TypeName
+}
+
+func (d *DataSource[M, P]) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = d.f.Schema(ctx)
+}
+
+func (d *DataSource[M, P]) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	d.meta = meta
+}
+
+func (d *DataSource[M, P]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m M
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	md := P(&m).dataSourceMetadata()
+	live, out, diags := d.f.Kind.Lookup(ctx, d.meta, *md, d.f.Hint)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	*md = out
+	if resp.Diagnostics.Append(d.f.Flatten(ctx, live, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -6,44 +6,37 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
-var (
-	_ datasource.DataSource              = (*networkPolicyDataSource)(nil)
-	_ datasource.DataSourceWithConfigure = (*networkPolicyDataSource)(nil)
-)
-
-// NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &networkPolicyDataSource{} }
-
-// networkPolicyDataSource reads any NetworkPolicy in the canonical form of
-// `rendered`, e.g. the one the agent-sandbox controller manages for a
-// template, so that a configuration can show or check what is enforced.
-type networkPolicyDataSource struct {
-	meta *conn.Meta
+// NewDataSource is registered in the provider. It reads any NetworkPolicy
+// in the canonical form of `rendered`, e.g. the one the agent-sandbox
+// controller manages for a template, so that a configuration can show or
+// check what is enforced.
+func NewDataSource() datasource.DataSource {
+	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
+		Kind:     Kind,
+		TypeName: "network_policy",
+		Schema:   dataSourceSchema,
+		Hint: "A policy the agent-sandbox controller manages for a template is named <template>-network-policy and " +
+			"exists only while the template's network policy management is Managed.",
+		Flatten: flattenDataSource,
+	})
 }
 
 type dataSourceModel struct {
-	ID          types.String `tfsdk:"id"`
-	Name        types.String `tfsdk:"name"`
-	Namespace   types.String `tfsdk:"namespace"`
-	Labels      types.Map    `tfsdk:"labels"`
-	Annotations types.Map    `tfsdk:"annotations"`
-	Rendered    types.String `tfsdk:"rendered"`
+	object.DataSourceMetadata
+	Rendered types.String `tfsdk:"rendered"`
 }
 
-func (d *networkPolicyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_network_policy"
-}
-
-func (d *networkPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+func dataSourceSchema(context.Context) schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "Reads a NetworkPolicy, whoever manages it, and shows its spec in the same canonical JSON as " +
 			"`agentsandbox_network_policy.rendered`: for example the policy the agent-sandbox controller keeps for a " +
 			"template with managed network policy (`<template>-network-policy`), to review or check what it enforces.",
@@ -81,35 +74,9 @@ func (d *networkPolicyDataSource) Schema(_ context.Context, _ datasource.SchemaR
 	}
 }
 
-func (d *networkPolicyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
-func (d *networkPolicyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m dataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ns := m.Namespace.ValueString()
-	if ns == "" {
-		ns = object.DefaultNamespace
-	}
-	live, found, diags := Kind.Read(ctx, d.meta, ns, m.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ref := Kind.Ref(ns, m.Name.ValueString())
-	if !found {
-		resp.Diagnostics.AddError(fmt.Sprintf("%s not found", ref),
-			fmt.Sprintf("The cluster has no %s. Check the name and namespace; a policy the agent-sandbox controller "+
-				"manages for a template is named <template>-network-policy and exists only while the template's network "+
-				"policy management is Managed.", ref))
-		return
-	}
+// flattenDataSource sets `rendered` from the live policy's spec.
+func flattenDataSource(_ context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	spec, err := liveSpec(live.Object)
 	if err == nil {
 		var s string
@@ -117,23 +84,7 @@ func (d *networkPolicyDataSource) Read(ctx context.Context, req datasource.ReadR
 		m.Rendered = types.StringValue(s)
 	}
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
-		return
+		diags.AddError(fmt.Sprintf("Cannot read %s", Kind.Ref(live.GetNamespace(), live.GetName())), err.Error())
 	}
-	m.ID = types.StringValue(object.ID(ns, live.GetName()))
-	m.Namespace = types.StringValue(ns)
-	m.Labels, diags = types.MapValueFrom(ctx, types.StringType, nonNil(live.GetLabels()))
-	resp.Diagnostics.Append(diags...)
-	m.Annotations, diags = types.MapValueFrom(ctx, types.StringType, nonNil(live.GetAnnotations()))
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// nonNil makes an absent map an empty one, so that `labels` is always a
-// map a configuration can index or iterate.
-func nonNil(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
+	return diags
 }

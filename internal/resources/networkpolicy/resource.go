@@ -15,17 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
-	_ resource.Resource                     = (*networkPolicyResource)(nil)
-	_ resource.ResourceWithConfigure        = (*networkPolicyResource)(nil)
 	_ resource.ResourceWithImportState      = (*networkPolicyResource)(nil)
 	_ resource.ResourceWithModifyPlan       = (*networkPolicyResource)(nil)
 	_ resource.ResourceWithConfigValidators = (*networkPolicyResource)(nil)
@@ -41,40 +37,32 @@ var Kind = object.Kind{
 	ResourceType: ResourceType,
 }
 
-// Writes and deletions of a NetworkPolicy are immediate (no finalizers, no
-// controller in the way); the bounds only matter on an unreachable or
-// overloaded API server, where the retrying transport keeps trying.
-const (
-	defaultCreateTimeout = 2 * time.Minute
-	defaultUpdateTimeout = 2 * time.Minute
-	defaultDeleteTimeout = 2 * time.Minute
-)
+// family is the resource for internal/object. Writes and deletions of a
+// NetworkPolicy are immediate (no finalizers, no controller in the way);
+// the time limits only matter on an unreachable or overloaded API server,
+// where the retrying transport keeps trying. An update is a forced apply:
+// fields another manager changed are taken back, which is how drift gets
+// repaired.
+var family = &object.Family[resourceModel]{
+	Kind:     Kind,
+	TypeName: "network_policy",
+	Schema:   resourceSchema,
+	Timeouts: object.Timeouts{Create: 2 * time.Minute, Update: 2 * time.Minute, Delete: 2 * time.Minute},
+	Build:    build,
+	Refresh:  refresh,
+}
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &networkPolicyResource{} }
+func NewResource() resource.Resource { return &networkPolicyResource{object.NewResource(family)} }
 
 type networkPolicyResource struct {
-	meta *conn.Meta
-}
-
-func (r *networkPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_network_policy"
-}
-
-func (r *networkPolicyResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schematypes.Resource(resourceSchema(ctx))
+	object.Resource[resourceModel]
 }
 
 func (r *networkPolicyResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
 		resourcevalidator.ExactlyOneOf(path.MatchRoot("template"), path.MatchRoot("pod_selector")),
 	}
-}
-
-func (r *networkPolicyResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
 }
 
 // ModifyPlan renders the policy from the planned inputs, so that the plan
@@ -113,116 +101,8 @@ func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 }
 
-func (r *networkPolicyResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, diags := Kind.Create(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.refresh(ctx, live, &plan, false)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *networkPolicyResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		tflog.Info(ctx, "network policy is gone; removing it from the state", map[string]any{
-			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
-		})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	// After an import the state holds only the identity: neither selector
-	// attribute is set, which a configuration cannot produce.
-	importing := state.Template.IsNull() && state.PodSelector.IsNull()
-	resp.Diagnostics.Append(r.refresh(ctx, live, &state, importing)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *networkPolicyResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// A forced apply: fields another manager changed are taken back, which
-	// is how drift gets repaired.
-	live, diags := Kind.Apply(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.refresh(ctx, live, &plan, false)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *networkPolicyResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(), kube.DeleteOptions{})...)
-}
-
-// ImportState takes `<namespace>/<name>` (or `<name>` in the default
-// namespace); Read then fills in everything else from the live policy.
-func (r *networkPolicyResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	object.ImportState(ctx, req, resp)
-}
-
 // build is the object the plan describes.
-func build(ctx context.Context, plan resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+func build(ctx context.Context, plan *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	p, known, diags := plan.expand(ctx)
 	if diags.HasError() {
 		return nil, diags
@@ -245,9 +125,12 @@ func build(ctx context.Context, plan resourceModel) (*unstructured.Unstructured,
 
 // refresh brings m in line with the live policy: identity and managed
 // metadata, `rendered` from the live spec, and on import the input
-// attributes decoded from it.
-func (r *networkPolicyResource) refresh(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, importing bool) diag.Diagnostics {
-	md, diags := object.Flatten(ctx, live, m.Metadata, r.meta.FieldManager())
+// attributes decoded from it. After an import the state holds only the
+// identity: neither selector attribute is set, which a configuration
+// cannot produce.
+func refresh(ctx context.Context, c object.Call, live *unstructured.Unstructured, m *resourceModel) diag.Diagnostics {
+	importing := c.Op == object.OpRead && m.Template.IsNull() && m.PodSelector.IsNull()
+	md, diags := object.Flatten(ctx, live, m.Metadata, c.Meta.FieldManager())
 	m.Metadata = md
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
 	spec, err := liveSpec(live.Object)
@@ -264,7 +147,7 @@ func (r *networkPolicyResource) refresh(ctx context.Context, live *unstructured.
 	if !importing {
 		return diags
 	}
-	p, err := decode(spec, r.templateLookup(ctx, live.GetNamespace()))
+	p, err := decode(spec, templateLookup(ctx, c.Meta, live.GetNamespace()))
 	if err != nil {
 		diags.AddError(fmt.Sprintf("Cannot import %s", ref),
 			fmt.Sprintf("The policy cannot be expressed with %s: %s.\n\nManage it with another tool, or create the "+
@@ -280,9 +163,9 @@ func (r *networkPolicyResource) refresh(ctx context.Context, live *unstructured.
 // lists the namespace's templates, once, and only during import. Without
 // the CRDs, or without permission to list, the policy is imported with an
 // explicit pod_selector instead, which renders the same policy.
-func (r *networkPolicyResource) templateLookup(ctx context.Context, namespace string) func(string) string {
+func templateLookup(ctx context.Context, meta *conn.Meta, namespace string) func(string) string {
 	return func(hash string) string {
-		c, diags := r.meta.Kube(ctx)
+		c, diags := meta.Kube(ctx)
 		if diags.HasError() {
 			return ""
 		}

@@ -6,23 +6,26 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 )
 
-var _ datasource.DataSourceWithConfigure = (*sandboxDataSource)(nil)
-
-// NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &sandboxDataSource{} }
-
-// sandboxDataSource reads any Sandbox (one this configuration manages, one
-// a warm pool or claim made, one made by hand) with its live status.
-type sandboxDataSource struct {
-	meta *conn.Meta
+// NewDataSource is registered in the provider. It reads any Sandbox (one
+// this configuration manages, one a warm pool or claim made, one made by
+// hand) with its live status.
+func NewDataSource() datasource.DataSource {
+	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
+		Kind:     Kind,
+		TypeName: "sandbox",
+		Schema:   dataSourceSchema,
+		Hint:     "A sandbox taken from a warm pool is named like the pool plus a suffix; a claim's status names its sandbox.",
+		Flatten:  flattenDataSource,
+	})
 }
 
 type dataSourceModel struct {
@@ -51,11 +54,7 @@ var conditionType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"type": types.StringType, "status": types.StringType, "reason": types.StringType, "message": types.StringType,
 }}
 
-func (d *sandboxDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox"
-}
-
-func (d *sandboxDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func dataSourceSchema(context.Context) schema.Schema {
 	attrs := object.DataSourceMetadataAttributes("Sandbox")
 	attrs["pod_template"] = podtemplate.DataSourceAttribute()
 	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
@@ -81,48 +80,32 @@ func (d *sandboxDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 			"message": str("Human-readable detail."),
 		}},
 	}
-	resp.Schema = schema.Schema{
+	return schema.Schema{
 		MarkdownDescription: "Reads a Sandbox (`agents.x-k8s.io/v1beta1`) and its live status, whoever created it: one " +
 			"managed by `agentsandbox_sandbox`, one a warm pool or claim made, or one made by hand.",
 		Attributes: attrs,
 	}
 }
 
-func (d *sandboxDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
-func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m dataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata,
-		"A sandbox taken from a warm pool is named like the pool plus a suffix; a claim's status names its sandbox.")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m.DataSourceMetadata = md
+// flattenDataSource fills m from the live sandbox, its conditions included.
+func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
+	var diags, d diag.Diagnostics
 	sb, err := parse(live)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the Sandbox", err.Error())
-		return
+		diags.AddError("Cannot read the Sandbox", err.Error())
+		return diags
 	}
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
 		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
-	resp.Diagnostics.Append(diags...)
+	diags.Append(d...)
 	m.OperatingMode = orDefault(string(sb.Spec.OperatingMode), "Running")
 	m.ShutdownTime = flattenTime(sb.Spec.ShutdownTime, types.StringNull())
 	m.ShutdownPolicy = types.StringValue("Retain")
 	if sb.Spec.ShutdownPolicy != nil {
 		m.ShutdownPolicy = types.StringValue(string(*sb.Spec.ShutdownPolicy))
 	}
-	m.Ready, m.ServiceFQDN, m.PodIPs, m.NodeName, diags = status(ctx, sb)
-	resp.Diagnostics.Append(diags...)
+	m.Ready, m.ServiceFQDN, m.PodIPs, m.NodeName, d = status(ctx, sb)
+	diags.Append(d...)
 	conds := make([]conditionModel, 0, len(sb.Status.Conditions))
 	for _, c := range sb.Status.Conditions {
 		conds = append(conds, conditionModel{
@@ -130,7 +113,7 @@ func (d *sandboxDataSource) Read(ctx context.Context, req datasource.ReadRequest
 			Reason: types.StringValue(c.Reason), Message: types.StringValue(c.Message),
 		})
 	}
-	m.Conditions, diags = types.ListValueFrom(ctx, conditionType, conds)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	m.Conditions, d = types.ListValueFrom(ctx, conditionType, conds)
+	diags.Append(d...)
+	return diags
 }

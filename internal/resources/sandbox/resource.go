@@ -10,21 +10,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
-	_ resource.Resource                   = (*sandboxResource)(nil)
-	_ resource.ResourceWithConfigure      = (*sandboxResource)(nil)
 	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
@@ -40,38 +34,36 @@ var Kind = object.Kind{
 	ResourceType: ResourceType,
 }
 
-// specPaths is what the resource declares in full (see
-// object.Kind.ApplyExclusive): an out-of-band addition below it is drift.
-var specPaths = []string{"spec"}
-
-// A cold start schedules a pod and pulls its image (5-30 s on GKE, more
-// for a large image or a node scale-up); suspending deletes the pod, whose
-// grace period is 30 s by default. Deletion is immediate (no finalizers).
-const (
-	defaultCreateTimeout = 10 * time.Minute
-	defaultUpdateTimeout = 10 * time.Minute
-	defaultDeleteTimeout = 5 * time.Minute
-)
+// family is the resource for internal/object. A cold start schedules a
+// pod and pulls its image (5-30 s on GKE, more for a large image or a node
+// scale-up); suspending deletes the pod, whose grace period is 30 s by
+// default. Deletion is immediate (no finalizers); the pod, PVCs and
+// Service are owned by the Sandbox and the garbage collector removes them
+// after it is gone. The resource declares the whole spec (forced, and
+// exclusive below spec): an out-of-band change or addition below it is
+// drift, repaired by the next apply.
+var family = &object.Family[resourceModel]{
+	Kind:      Kind,
+	TypeName:  "sandbox",
+	Schema:    resourceSchema,
+	Timeouts:  object.Timeouts{Create: 10 * time.Minute, Update: 10 * time.Minute, Delete: 5 * time.Minute},
+	Exclusive: []string{"spec"},
+	Build: func(ctx context.Context, m *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+		return m.build(ctx)
+	},
+	Refresh: func(ctx context.Context, c object.Call, live *unstructured.Unstructured, m *resourceModel) diag.Diagnostics {
+		// The model's spec attributes are the plan's (or the state's); the
+		// refresh keeps their spelling and fills in the status.
+		return m.refresh(ctx, live, c.Meta.FieldManager())
+	},
+	Wait: wait,
+}
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &sandboxResource{} }
+func NewResource() resource.Resource { return &sandboxResource{object.NewResource(family)} }
 
 type sandboxResource struct {
-	meta *conn.Meta
-}
-
-func (r *sandboxResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox"
-}
-
-func (r *sandboxResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schematypes.Resource(resourceSchema(ctx))
-}
-
-func (r *sandboxResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
+	object.Resource[resourceModel]
 }
 
 // ValidateConfig runs the checks across attributes: the pod template's,
@@ -176,129 +168,4 @@ func podSpecChanged(state, plan types.Object) bool {
 		return out
 	}
 	return !strip(state).Equal(strip(plan))
-}
-
-func (r *sandboxResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := plan.build(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, diags := Kind.Create(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.finish(ctx, live, &plan, &resp.Diagnostics)
-	// Saved even when the wait failed: the sandbox exists, and Terraform
-	// marks it tainted so that the next apply replaces it.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-// finish waits (when asked) for the sandbox to reach its operating mode's
-// condition and brings the model in line with what was last seen.
-func (r *sandboxResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, diags *diag.Diagnostics) {
-	if m.WaitForReady.ValueBool() {
-		observed, d := waitFor(ctx, r.meta, live.GetNamespace(), live.GetName(), m.OperatingMode.ValueString())
-		diags.Append(d...)
-		if observed != nil {
-			live = observed
-		}
-	}
-	// The model's spec attributes are the plan's; the refresh keeps their
-	// spelling and fills in the status.
-	d := m.refresh(ctx, live, r.meta.FieldManager())
-	diags.Append(d...)
-}
-
-func (r *sandboxResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		tflog.Info(ctx, "sandbox is gone; removing it from the state", map[string]any{
-			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
-		})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(state.refresh(ctx, live, r.meta.FieldManager())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *sandboxResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := plan.build(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// Forced, and exclusive below spec: fields another manager changed are
-	// taken back and fields it added are removed (drift repaired).
-	live, diags := Kind.ApplyExclusive(ctx, r.meta, obj, specPaths...)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.finish(ctx, live, &plan, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *sandboxResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// The pod, PVCs and Service are owned by the Sandbox; the garbage
-	// collector removes them after it is gone.
-	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(), kube.DeleteOptions{})...)
-}
-
-// ImportState takes `<namespace>/<name>` (or `<name>` in the default
-// namespace); Read then fills in everything else from the live sandbox.
-func (r *sandboxResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	object.ImportState(ctx, req, resp)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -13,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
@@ -89,33 +88,27 @@ func describe(sb *agentsv1beta1.Sandbox, want agentsv1beta1.ConditionType) strin
 	return strings.Join(parts, "; ")
 }
 
-// waitFor waits until the sandbox reaches the goal of mode and returns it
-// as last observed (so that the status needs no further request).
-func waitFor(ctx context.Context, cm *conn.Meta, namespace, name, mode string) (*unstructured.Unstructured, diag.Diagnostics) {
-	c, diags := cm.Kube(ctx)
+// wait waits, when the plan asks for it, until the sandbox reaches the
+// condition of its operating mode, and returns it as last observed (so
+// that the status needs no further request).
+func wait(ctx context.Context, c object.Call, live *unstructured.Unstructured, m, _ *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+	if !m.WaitForReady.ValueBool() {
+		return nil, nil
+	}
+	kc, diags := c.Meta.Kube(ctx)
 	if diags.HasError() {
 		return nil, diags
 	}
-	want := goal(mode)
-	judge := check(want)
-	var mu sync.Mutex
-	var last *unstructured.Unstructured
+	want := goal(m.OperatingMode.ValueString())
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
 	start := time.Now()
-	err := c.WaitFor(ctx, Kind.GVR, namespace, name, func(obj *unstructured.Unstructured) (bool, string, error) {
-		mu.Lock()
-		last = obj
-		mu.Unlock()
-		return judge(obj)
-	}, kube.FailIfMissing())
-	ref := Kind.Ref(namespace, name)
+	last, err := kc.WaitForObject(ctx, ref, check(want), kube.FailIfMissing())
 	if err != nil {
 		diags.Append(kube.Diagnostics(err, "wait", ref)...)
-		return nil, diags
+		return last, diags
 	}
 	tflog.Info(ctx, "sandbox reached its condition", map[string]any{
 		"sandbox": ref.String(), "condition": want.String(), "elapsed_ms": time.Since(start).Milliseconds(),
 	})
-	mu.Lock()
-	defer mu.Unlock()
 	return last, diags
 }

@@ -5,26 +5,25 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
-var (
-	_ datasource.DataSource              = (*claimDataSource)(nil)
-	_ datasource.DataSourceWithConfigure = (*claimDataSource)(nil)
-)
-
-// NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &claimDataSource{} }
-
-// claimDataSource reads a claim and its live status, whoever made it (the
-// sandbox router makes claims too): which sandbox it holds, where, and
-// whether it is ready or why not.
-type claimDataSource struct {
-	meta *conn.Meta
+// NewDataSource is registered in the provider. It reads a claim and its
+// live status, whoever made it (the sandbox router makes claims too): which
+// sandbox it holds, where, and whether it is ready or why not.
+func NewDataSource() datasource.DataSource {
+	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
+		Kind:     Kind,
+		TypeName: "sandbox_claim",
+		Schema:   dataSourceSchema,
+		Hint:     "A claim with shutdown policy Delete or DeleteForeground is deleted by the controller when it expires.",
+		Flatten:  flattenDataSource,
+	})
 }
 
 type dataSourceModel struct {
@@ -42,11 +41,7 @@ type dataSourceModel struct {
 	ReadyMessage            types.String `tfsdk:"ready_message"`
 }
 
-func (d *claimDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox_claim"
-}
-
-func (d *claimDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func dataSourceSchema(context.Context) schema.Schema {
 	attrs := object.DataSourceMetadataAttributes(extv1beta1.SandboxClaimKind)
 	attrs["warm_pool"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the SandboxWarmPool the claim takes its sandbox from."}
 	attrs["shutdown_time"] = schema.StringAttribute{Computed: true, MarkdownDescription: "RFC 3339 time at which the claim expires; null when none is set."}
@@ -74,7 +69,7 @@ func (d *claimDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	attrs["ready"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the claim's `Ready` condition is true for its current generation."}
 	attrs["ready_reason"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the `Ready` condition, e.g. `DependenciesReady`, `WarmPoolNotFound`, `ClaimExpired`; empty until reported."}
 	attrs["ready_message"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Message of the `Ready` condition."}
-	resp.Schema = schema.Schema{
+	return schema.Schema{
 		MarkdownDescription: "Reads a `SandboxClaim` and its live status: the sandbox it holds, its pod IPs, and whether " +
 			"it is ready, or the controller's reason why not. Works for claims made by any client (the sandbox router, " +
 			"an SDK) as well as by `agentsandbox_sandbox_claim`. Reads the cluster on every plan.",
@@ -82,44 +77,28 @@ func (d *claimDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 	}
 }
 
-func (d *claimDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
-func (d *claimDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m dataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata,
-		"A claim with shutdown policy Delete or DeleteForeground is deleted by the controller when it expires.")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+// flattenDataSource fills m from the live claim.
+func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	// The resource's flattening, with nothing prior: what is live is shown.
 	var rm resourceModel
 	rm.Labels, rm.Annotations = types.MapNull(types.StringType), types.MapNull(types.StringType)
 	rm.Env = types.ListNull(envType)
 	rm.AdditionalPodMetadata = types.ObjectNull(podMetadataType.AttrTypes)
 	rm.ShutdownTime = types.StringNull()
-	resp.Diagnostics.Append(flatten(ctx, live, &rm, "")...)
+	diags.Append(flatten(ctx, live, &rm, "")...)
 	claim, err := decode(live)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the sandbox claim", err.Error())
-		return
+		diags.AddError("Cannot read the sandbox claim", err.Error())
+		return diags
 	}
-	if resp.Diagnostics.HasError() {
-		return
+	if diags.HasError() {
+		return diags
 	}
 	st := readStatus(claim)
-	m.DataSourceMetadata = md
 	m.WarmPool, m.ShutdownTime, m.TTLSecondsAfterFinished, m.ShutdownPolicy = rm.WarmPool, rm.ShutdownTime, rm.TTLSecondsAfterFinished, rm.ShutdownPolicy
 	m.Env, m.AdditionalPodMetadata = rm.Env, rm.AdditionalPodMetadata
 	m.SandboxName, m.PodIPs, m.Ready = rm.SandboxName, rm.PodIPs, rm.Ready
 	m.ReadyReason, m.ReadyMessage = types.StringValue(st.reason), types.StringValue(st.message)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return diags
 }

@@ -3,7 +3,6 @@ package sandboxclaim
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
 
@@ -11,22 +10,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
-	_ resource.Resource                = (*claimResource)(nil)
-	_ resource.ResourceWithConfigure   = (*claimResource)(nil)
 	_ resource.ResourceWithImportState = (*claimResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*claimResource)(nil)
 )
@@ -41,37 +35,75 @@ var Kind = object.Kind{
 	ResourceType: ResourceType,
 }
 
-// A warm adoption takes well under a second; a cold start (no ready warm
-// sandbox, or env set) schedules a pod and maybe pulls an image.
-const (
-	defaultCreateTimeout = 5 * time.Minute
-	defaultUpdateTimeout = 5 * time.Minute
-	defaultDeleteTimeout = 5 * time.Minute
-)
-
 // privateApplied is the private-state key of the last applied pool and
 // variables (see package doc).
 const privateApplied = "applied"
 
+// family is the resource for internal/object. A warm adoption takes well
+// under a second; a cold start (no ready warm sandbox, or env set)
+// schedules a pod and maybe pulls an image. The configuration declares the
+// whole spec: a forced apply takes back what others changed, and the
+// exclusive apply also removes what they added (a shutdown time, pod
+// labels), so the plan's repair really happens. Deletion is foreground:
+// the claim goes only once its sandbox (and pod) is gone, so nothing of
+// the session is left running when destroy returns.
+var family = &object.Family[resourceModel]{
+	Kind:          Kind,
+	TypeName:      "sandbox_claim",
+	Schema:        resourceSchema,
+	Timeouts:      object.Timeouts{Create: 5 * time.Minute, Update: 5 * time.Minute, Delete: 5 * time.Minute},
+	Exclusive:     []string{"spec"},
+	DeleteOptions: kube.DeleteOptions{Propagation: metav1.DeletePropagationForeground},
+	Build: func(ctx context.Context, m *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+		return build(ctx, *m)
+	},
+	Refresh: func(ctx context.Context, c object.Call, live *unstructured.Unstructured, m *resourceModel) diag.Diagnostics {
+		// A Read that finds the claim gone (also what a Delete or
+		// DeleteForeground shutdown policy leads to) has removed it from
+		// the state before this.
+		return flatten(ctx, live, m, c.Meta.FieldManager())
+	},
+	Unchanged: unchanged,
+	Record: func(ctx context.Context, plan *resourceModel, private object.PrivateState) diag.Diagnostics {
+		return writeApplied(ctx, private, *plan)
+	},
+	Wait: wait,
+}
+
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &claimResource{} }
+func NewResource() resource.Resource { return &claimResource{object.NewResource(family)} }
 
 type claimResource struct {
-	meta *conn.Meta
+	object.Resource[resourceModel]
 }
 
-func (r *claimResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox_claim"
+// unchanged: nothing the claim holds changes (only `timeouts` or
+// `wait_for_ready`). The claim is then not written at all, so its
+// generation stays and the controller has nothing to do.
+func unchanged(ctx context.Context, plan, state *resourceModel) bool {
+	obj, d1 := build(ctx, *plan)
+	prior, d2 := build(ctx, *state)
+	return !d1.HasError() && !d2.HasError() && equality.Semantic.DeepEqual(obj.Object, prior.Object)
 }
 
-func (r *claimResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schematypes.Resource(resourceSchema(ctx))
-}
-
-func (r *claimResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
+// wait waits for the claim if the plan asks for it. What the claim's pod
+// metadata must have done to its sandbox comes from the object written
+// and the one it replaced (state is nil on create).
+func wait(ctx context.Context, c object.Call, live *unstructured.Unstructured, plan, state *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+	if !plan.WaitForReady.ValueBool() {
+		return nil, nil
+	}
+	obj, diags := build(ctx, *plan)
+	if diags.HasError() {
+		return nil, diags
+	}
+	var prior *unstructured.Unstructured
+	if state != nil {
+		if prior, diags = build(ctx, *state); diags.HasError() {
+			return nil, diags
+		}
+	}
+	return waitReady(ctx, c.Meta, live, wantPodMetadata(obj, prior))
 }
 
 // ModifyPlan decides replacement and keeps the sandbox's name known.
@@ -187,115 +219,6 @@ func writeApplied(ctx context.Context, p privateWriter, m resourceModel) diag.Di
 	return p.SetKey(ctx, privateApplied, raw)
 }
 
-func (r *claimResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, diags := Kind.Create(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(writeApplied(ctx, resp.Private, plan)...)
-	r.finish(ctx, live, &plan, wantPodMetadata(obj, nil), &resp.State, &resp.Diagnostics)
-}
-
-func (r *claimResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		// Also what a Delete or DeleteForeground shutdown policy leads to.
-		tflog.Info(ctx, "sandbox claim is gone; removing it from the state", map[string]any{
-			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
-		})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(flatten(ctx, live, &state, r.meta.FieldManager())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *claimResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	prior, diags := build(ctx, state)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var live *unstructured.Unstructured
-	if equality.Semantic.DeepEqual(obj.Object, prior.Object) {
-		// Nothing the claim holds changes (only `timeouts` or
-		// `wait_for_ready`): the claim is not written at all, so its
-		// generation stays and the controller has nothing to do. The state
-		// is refreshed from one GET.
-		tflog.Debug(ctx, "no change to the sandbox claim itself; not writing it", map[string]any{"claim": Kind.Ref(state.Namespace.ValueString(), state.Name.ValueString()).String()})
-		var found bool
-		live, found, diags = Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-		resp.Diagnostics.Append(diags...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		if !found {
-			resp.Diagnostics.AddError("Sandbox claim disappeared",
-				fmt.Sprintf("%s was deleted while Terraform updated it. Apply again to create it anew.", Kind.Ref(state.Namespace.ValueString(), state.Name.ValueString())))
-			return
-		}
-	} else {
-		// The configuration declares the whole spec: a forced apply takes back
-		// what others changed, and ApplyExclusive also removes what they added
-		// (a shutdown time, pod labels), so the plan's repair really happens.
-		live, diags = Kind.ApplyExclusive(ctx, r.meta, obj, "spec")
-		resp.Diagnostics.Append(diags...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	resp.Diagnostics.Append(writeApplied(ctx, resp.Private, plan)...)
-	r.finish(ctx, live, &plan, wantPodMetadata(obj, prior), &resp.State, &resp.Diagnostics)
-}
-
 // wantPodMetadata is what the claim's pod metadata must have done to its
 // sandbox once the controller acted on obj, which replaced prior (nil on
 // create): see forwardedIsCurrent.
@@ -321,45 +244,4 @@ func wantPodMetadata(obj, prior *unstructured.Unstructured) podMetadataWant {
 	sort.Strings(w.removedLabels)
 	sort.Strings(w.removedAnnotations)
 	return w
-}
-
-// finish waits for the claim if asked to and stores it. The state is
-// stored even when the wait fails: the claim exists, and Terraform must
-// know it (after a failed create it is tainted and replaced by the next
-// apply).
-func (r *claimResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, want podMetadataWant, state interface {
-	Set(context.Context, any) diag.Diagnostics
-}, out *diag.Diagnostics) {
-	var waitDiags diag.Diagnostics
-	if m.WaitForReady.ValueBool() {
-		live, waitDiags = waitReady(ctx, r.meta, live, want)
-	}
-	out.Append(flatten(ctx, live, m, r.meta.FieldManager())...)
-	out.Append(state.Set(ctx, m)...)
-	out.Append(waitDiags...)
-}
-
-func (r *claimResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// Foreground: the claim goes only once its sandbox (and pod) is gone,
-	// so nothing of the session is left running when destroy returns.
-	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(),
-		kube.DeleteOptions{Propagation: metav1.DeletePropagationForeground})...)
-}
-
-// ImportState takes `<namespace>/<name>` (or `<name>` in the default
-// namespace); Read then fills in everything else from the live claim.
-func (r *claimResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	object.ImportState(ctx, req, resp)
 }

@@ -6,26 +6,27 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
-var _ datasource.DataSourceWithConfigure = (*templateDataSource)(nil)
-
-// NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &templateDataSource{} }
-
-// templateDataSource reads any SandboxTemplate, whoever manages it, in the
-// resource's terms.
-type templateDataSource struct {
-	meta *conn.Meta
+// NewDataSource is registered in the provider. It reads any
+// SandboxTemplate, whoever manages it, in the resource's terms.
+func NewDataSource() datasource.DataSource {
+	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
+		Kind:     Kind,
+		TypeName: "sandbox_template",
+		Schema:   dataSourceSchema,
+		Flatten:  flattenDataSource,
+	})
 }
 
 type dataSourceModel struct {
@@ -40,11 +41,7 @@ type dataSourceModel struct {
 	NetworkPolicyRendered      types.String `tfsdk:"network_policy_rendered"`
 }
 
-func (d *templateDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox_template"
-}
-
-func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func dataSourceSchema(context.Context) schema.Schema {
 	attrs := object.DataSourceMetadataAttributes("SandboxTemplate")
 	pt := podtemplate.DataSourceAttribute()
 	pt.MarkdownDescription = "The pod of the sandboxes made from the template (same attributes as the resource's `pod_template`)."
@@ -65,39 +62,25 @@ func (d *templateDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"as canonical JSON, the same form as the resource's `network_policy_rendered`; null when the template uses the " +
 			"controller's default.",
 	}
-	resp.Schema = schema.Schema{
+	return schema.Schema{
 		MarkdownDescription: "Reads a SandboxTemplate (`extensions.agents.x-k8s.io/v1beta1`) as the cluster has it, " +
 			"whoever manages it, in the terms of the `agentsandbox_sandbox_template` resource.",
 		Attributes: attrs,
 	}
 }
 
-func (d *templateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
-func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m dataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata, "")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m.DataSourceMetadata = md
+// flattenDataSource fills m from the live template.
+func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
 	var t extv1beta1.SandboxTemplate
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &t); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
-		return
+		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return diags
 	}
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, diags = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
-	resp.Diagnostics.Append(diags...)
+	var d diag.Diagnostics
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
+	diags.Append(d...)
 	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
 	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
 	m.VolumeClaimTemplatesPolicy = orDefault(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
@@ -109,9 +92,9 @@ func (d *templateDataSource) Read(ctx context.Context, req datasource.ReadReques
 	// the resource's network_policy terms, and reading must not fail on them.
 	rendered, _, err := liveNetworkPolicy(ctx, live, false)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
-		return
+		diags.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
+		return diags
 	}
 	m.NetworkPolicyRendered = rendered
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return diags
 }

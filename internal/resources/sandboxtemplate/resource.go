@@ -4,23 +4,19 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
-	_ resource.Resource                   = (*templateResource)(nil)
-	_ resource.ResourceWithConfigure      = (*templateResource)(nil)
 	_ resource.ResourceWithImportState    = (*templateResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*templateResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*templateResource)(nil)
@@ -36,39 +32,39 @@ var Kind = object.Kind{
 	ResourceType: ResourceType,
 }
 
-// specPaths is what the resource declares in full: anything another field
-// manager adds below it (a container, an env variable, a toleration) is
-// drift, shown by the plan and removed by the apply.
-var specPaths = []string{"spec"}
-
-// A template has no status and no finalizers: writes and deletions are
-// immediate. The bounds only matter against a slow or unreachable API
-// server, where the retrying transport keeps trying.
-const (
-	defaultCreateTimeout = 2 * time.Minute
-	defaultUpdateTimeout = 2 * time.Minute
-	defaultDeleteTimeout = 2 * time.Minute
-)
+// family is the resource for internal/object. A template has no status
+// and no finalizers: writes and deletions are immediate, and the time
+// limits only matter against a slow or unreachable API server, where the
+// retrying transport keeps trying. The resource declares the whole spec:
+// anything another field manager adds below it (a container, an env
+// variable, a toleration) is drift, shown by the plan and removed by the
+// apply.
+var family = &object.Family[resourceModel]{
+	Kind:      Kind,
+	TypeName:  "sandbox_template",
+	Schema:    resourceSchema,
+	Timeouts:  object.Timeouts{Create: 2 * time.Minute, Update: 2 * time.Minute, Delete: 2 * time.Minute},
+	Exclusive: []string{"spec"},
+	Build: func(ctx context.Context, m *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+		return m.build(ctx)
+	},
+	Refresh: refresh,
+}
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &templateResource{} }
+func NewResource() resource.Resource { return &templateResource{object.NewResource(family)} }
 
 type templateResource struct {
-	meta *conn.Meta
+	object.Resource[resourceModel]
 }
 
-func (r *templateResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox_template"
-}
-
-func (r *templateResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schematypes.Resource(resourceSchema(ctx))
-}
-
-func (r *templateResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
+// refresh brings m in line with the live template. After an import the
+// state holds only the identity (pod_template is required, so no
+// configuration leaves it null): network_policy is then decoded from the
+// live rules too.
+func refresh(ctx context.Context, c object.Call, live *unstructured.Unstructured, m *resourceModel) diag.Diagnostics {
+	importing := c.Op == object.OpRead && m.PodTemplate.IsNull()
+	return m.refresh(ctx, live, c.Meta.FieldManager(), importing)
 }
 
 // ValidateConfig runs the checks across attributes: the pod template's
@@ -113,113 +109,4 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	rendered, diags := renderedRules(ctx, np)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("network_policy_rendered"), rendered)...)
-}
-
-func (r *templateResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := plan.build(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, diags := Kind.Create(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(plan.refresh(ctx, live, r.meta.FieldManager(), false)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *templateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		tflog.Info(ctx, "sandbox template is gone; removing it from the state", map[string]any{
-			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
-		})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	// After an import the state holds only the identity; pod_template is
-	// required, so no configuration leaves it null.
-	importing := state.PodTemplate.IsNull()
-	resp.Diagnostics.Append(state.refresh(ctx, live, r.meta.FieldManager(), importing)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *templateResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := plan.build(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// Forced, and exclusive below spec: fields another manager changed are
-	// taken back and fields another manager added are removed, which is how
-	// drift gets repaired.
-	live, diags := Kind.ApplyExclusive(ctx, r.meta, obj, specPaths...)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(plan.refresh(ctx, live, r.meta.FieldManager(), false)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *templateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(), kube.DeleteOptions{})...)
-}
-
-// ImportState takes `<namespace>/<name>` (or `<name>` in the default
-// namespace); Read then fills in everything else from the live template.
-func (r *templateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	object.ImportState(ctx, req, resp)
 }

@@ -5,25 +5,25 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
-var (
-	_ datasource.DataSource              = (*warmPoolDataSource)(nil)
-	_ datasource.DataSourceWithConfigure = (*warmPoolDataSource)(nil)
-)
-
-// NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &warmPoolDataSource{} }
-
-// warmPoolDataSource reads a pool's spec and live status, whoever manages
-// the pool: to gate on its readiness, or to target it from other tools.
-type warmPoolDataSource struct {
-	meta *conn.Meta
+// NewDataSource is registered in the provider. It reads a pool's spec and
+// live status, whoever manages the pool: to gate on its readiness, or to
+// target it from other tools.
+func NewDataSource() datasource.DataSource {
+	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
+		Kind:     Kind,
+		TypeName: "warm_pool",
+		Schema:   dataSourceSchema,
+		Hint:     "Pools made by agentsandbox_warm_pool live in the namespace of that resource.",
+		Flatten:  flattenDataSource,
+	})
 }
 
 type dataSourceModel struct {
@@ -37,11 +37,7 @@ type dataSourceModel struct {
 	Selector        types.String `tfsdk:"selector"`
 }
 
-func (d *warmPoolDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_warm_pool"
-}
-
-func (d *warmPoolDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func dataSourceSchema(context.Context) schema.Schema {
 	attrs := object.DataSourceMetadataAttributes(extv1beta1.SandboxWarmPoolKind)
 	attrs["template"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the SandboxTemplate the pool's sandboxes are made from."}
 	attrs["replicas"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of sandboxes the pool wants (`spec.replicas`, whoever set it)."}
@@ -57,36 +53,20 @@ func (d *warmPoolDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 		Computed:            true,
 		MarkdownDescription: "Label selector of the pool's unclaimed sandboxes, as the pool reports it (`status.selector`); empty until the controller has reported.",
 	}
-	resp.Schema = schema.Schema{
+	return schema.Schema{
 		MarkdownDescription: "Reads a `SandboxWarmPool` and its live status: how many sandboxes it wants, has and has " +
 			"ready. Reads the cluster on every plan.",
 		Attributes: attrs,
 	}
 }
 
-func (d *warmPoolDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
-func (d *warmPoolDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m dataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, md, diags := Kind.Lookup(ctx, d.meta, m.DataSourceMetadata,
-		"Pools made by agentsandbox_warm_pool live in the namespace of that resource.")
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m.DataSourceMetadata = md
+// flattenDataSource fills m from the live pool.
+func flattenDataSource(_ context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	pool, err := decode(live)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the warm pool", err.Error())
-		return
+		diags.AddError("Cannot read the warm pool", err.Error())
+		return diags
 	}
 	ready, _, _ := poolReady(live)
 	m.Template = types.StringValue(pool.Spec.TemplateRef.Name)
@@ -96,5 +76,5 @@ func (d *warmPoolDataSource) Read(ctx context.Context, req datasource.ReadReques
 	m.ReadyReplicas = types.Int64Value(int64(pool.Status.ReadyReplicas))
 	m.Ready = types.BoolValue(ready)
 	m.Selector = types.StringValue(pool.Status.Selector)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return diags
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -18,12 +17,9 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
 )
 
 var (
-	_ resource.Resource                   = (*warmPoolResource)(nil)
-	_ resource.ResourceWithConfigure      = (*warmPoolResource)(nil)
 	_ resource.ResourceWithImportState    = (*warmPoolResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*warmPoolResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*warmPoolResource)(nil)
@@ -46,37 +42,44 @@ var templateKind = object.Kind{
 	ResourceType: "agentsandbox_sandbox_template",
 }
 
-// Filling a pool means scheduling pods and, in real clusters, pulling
-// images and maybe scaling nodes up: minutes, not seconds. Deletion waits
-// for the pool's sandboxes too (foreground), which is quick.
-const (
-	defaultCreateTimeout = 10 * time.Minute
-	defaultUpdateTimeout = 10 * time.Minute
-	defaultDeleteTimeout = 5 * time.Minute
-)
-
 // replicasPath is spec.replicas, the field an autoscaler may own.
 var replicasPath = []string{"spec", "replicas"}
 
+// family is the resource for internal/object. Filling a pool means
+// scheduling pods and, in real clusters, pulling images and maybe scaling
+// nodes up: minutes, not seconds. An update is a forced apply (fields
+// another manager changed are taken back, which is how drift gets
+// repaired), but not exclusive: spec.replicas may belong to an autoscaler.
+// Deletion is foreground: the pool goes only once its unclaimed sandboxes
+// (and their pods) are gone, so that when destroy returns nothing of it is
+// left running, e.g. before the node pool or the template is removed.
+// Claimed sandboxes belong to their claims and are not touched.
+var family = &object.Family[resourceModel]{
+	Kind:          Kind,
+	TypeName:      "warm_pool",
+	Schema:        resourceSchema,
+	Timeouts:      object.Timeouts{Create: 10 * time.Minute, Update: 10 * time.Minute, Delete: 5 * time.Minute},
+	DeleteOptions: kube.DeleteOptions{Propagation: metav1.DeletePropagationForeground},
+	Build: func(ctx context.Context, m *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+		return build(ctx, *m)
+	},
+	Refresh: func(ctx context.Context, c object.Call, live *unstructured.Unstructured, m *resourceModel) diag.Diagnostics {
+		return flatten(ctx, live, m, c.Meta.FieldManager())
+	},
+	Check: check,
+	Wait: func(ctx context.Context, c object.Call, live *unstructured.Unstructured, m, _ *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+		if !m.WaitForReady.ValueBool() {
+			return nil, nil
+		}
+		return waitReady(ctx, c.Meta, live, c.Op.String())
+	},
+}
+
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &warmPoolResource{} }
+func NewResource() resource.Resource { return &warmPoolResource{object.NewResource(family)} }
 
 type warmPoolResource struct {
-	meta *conn.Meta
-}
-
-func (r *warmPoolResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_warm_pool"
-}
-
-func (r *warmPoolResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schematypes.Resource(resourceSchema(ctx))
-}
-
-func (r *warmPoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
+	object.Resource[resourceModel]
 }
 
 // ValidateConfig refuses a replica count next to an external owner of it:
@@ -144,156 +147,33 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("selector"), plan.Selector)...)
 }
 
-func (r *warmPoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
+// check runs before the pool is written. The template must exist (on
+// create, and when the reference changes). And when spec.replicas passes
+// to an external owner, the provider first releases it: the apply leaves
+// spec.replicas out, and if the provider owned it, the server would delete
+// it and the pool would fall back to one sandbox.
+func check(ctx context.Context, c object.Call, plan, state *resourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if state == nil || !plan.Template.Equal(state.Template) {
+		diags.Append(checkTemplate(ctx, c.Meta, *plan)...)
 	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	if diags.HasError() || state == nil || !plan.external() || state.external() {
+		return diags
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(r.checkTemplate(ctx, plan)...)
-	if resp.Diagnostics.HasError() {
-		return
+	live, found, d := Kind.Read(ctx, c.Meta, state.Namespace.ValueString(), state.Name.ValueString())
+	diags.Append(d...)
+	if found {
+		diags.Append(Kind.ReleaseFields(ctx, c.Meta, live, replicasPath)...)
 	}
-	live, diags := Kind.Create(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.finish(ctx, live, &plan, "create", &resp.State, &resp.Diagnostics)
-}
-
-func (r *warmPoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		tflog.Info(ctx, "warm pool is gone; removing it from the state", map[string]any{
-			"namespace": state.Namespace.ValueString(), "name": state.Name.ValueString(),
-		})
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(flatten(ctx, live, &state, r.meta.FieldManager())...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *warmPoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	obj, diags := build(ctx, plan)
-	resp.Diagnostics.Append(diags...)
-	if !plan.Template.Equal(state.Template) {
-		resp.Diagnostics.Append(r.checkTemplate(ctx, plan)...)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if plan.external() && !state.external() {
-		// The apply below leaves spec.replicas out; if the provider owned it,
-		// the server would delete it and the pool would fall back to one
-		// sandbox. Hand it over first, so the current count stays.
-		live, found, diags := Kind.Read(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString())
-		resp.Diagnostics.Append(diags...)
-		if found {
-			resp.Diagnostics.Append(Kind.ReleaseFields(ctx, r.meta, live, replicasPath)...)
-		}
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	// A forced apply: fields another manager changed are taken back, which
-	// is how drift gets repaired.
-	live, diags := Kind.Apply(ctx, r.meta, obj)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.finish(ctx, live, &plan, "update", &resp.State, &resp.Diagnostics)
-}
-
-// finish waits for the pool if asked to and stores it. The state is stored
-// even when the wait fails: the pool exists, and Terraform must know it
-// (after a failed create it is tainted and replaced by the next apply).
-func (r *warmPoolResource) finish(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, what string, state stateSetter, out *diag.Diagnostics) {
-	var waitDiags diag.Diagnostics
-	if m.WaitForReady.ValueBool() {
-		live, waitDiags = waitReady(ctx, r.meta, live, what)
-	}
-	out.Append(flatten(ctx, live, m, r.meta.FieldManager())...)
-	out.Append(state.Set(ctx, m)...)
-	out.Append(waitDiags...)
-}
-
-// stateSetter is the part of tfsdk.State that finish needs.
-type stateSetter interface {
-	Set(ctx context.Context, val any) diag.Diagnostics
-}
-
-func (r *warmPoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state resourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// Foreground: the pool goes only once its unclaimed sandboxes (and their
-	// pods) are gone, so that when destroy returns nothing of it is left
-	// running, e.g. before the node pool or the template is removed.
-	// Claimed sandboxes belong to their claims and are not touched.
-	resp.Diagnostics.Append(Kind.Delete(ctx, r.meta, state.Namespace.ValueString(), state.Name.ValueString(),
-		kube.DeleteOptions{Propagation: metav1.DeletePropagationForeground})...)
-}
-
-// ImportState takes `<namespace>/<name>` (or `<name>` in the default
-// namespace); Read then fills in everything else from the live pool.
-func (r *warmPoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	object.ImportState(ctx, req, resp)
+	return diags
 }
 
 // checkTemplate makes sure the template the pool names exists. Without it
 // the controller creates nothing and the pool has no condition to say so:
 // the apply would only time out. One GET, only when the reference is new.
-func (r *warmPoolResource) checkTemplate(ctx context.Context, plan resourceModel) diag.Diagnostics {
+func checkTemplate(ctx context.Context, meta *conn.Meta, plan resourceModel) diag.Diagnostics {
 	ns, name := plan.Namespace.ValueString(), plan.Template.ValueString()
-	_, found, diags := templateKind.Read(ctx, r.meta, ns, name)
+	_, found, diags := templateKind.Read(ctx, meta, ns, name)
 	if diags.HasError() || found {
 		return diags
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -63,19 +62,12 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 		return live, diags
 	}
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
-	var mu sync.Mutex
-	last := live
-	check := func(obj *unstructured.Unstructured) (bool, string, error) {
-		mu.Lock()
-		last = obj.DeepCopy()
-		mu.Unlock()
-		return poolReady(obj)
-	}
 	start := time.Now()
 	tflog.Info(ctx, "waiting for the warm pool's sandboxes to be ready", map[string]any{"pool": ref.String()})
-	err := c.WaitFor(ctx, Kind.GVR, ref.Namespace, ref.Name, check, kube.FailIfMissing())
-	mu.Lock()
-	defer mu.Unlock()
+	last, err := c.WaitForObject(ctx, ref, poolReady, kube.FailIfMissing())
+	if last == nil {
+		last = live
+	}
 	if err == nil {
 		err = sandboxesReady(ctx, c, last)
 	}
@@ -192,43 +184,16 @@ func sandboxReady(sb *unstructured.Unstructured) (bool, string) {
 	if sb.GetDeletionTimestamp() != nil {
 		return false, "being deleted"
 	}
-	status, reason, message, found := condition(sb, agentsv1beta1.ConditionReady.String())
+	status, reason, message, found := kube.Condition(sb, agentsv1beta1.ConditionReady.String())
 	switch {
 	case !found:
 		return false, "no Ready condition reported yet"
 	case status == "True":
 		return true, ""
 	}
-	out := describeCondition(agentsv1beta1.ConditionReady.String(), status, reason, message)
-	if s, r, m, ok := condition(sb, agentsv1beta1.ConditionPodScheduled.String()); ok && s == "False" {
-		out += "; " + describeCondition(agentsv1beta1.ConditionPodScheduled.String(), s, r, m)
+	out := kube.DescribeCondition(agentsv1beta1.ConditionReady.String(), status, reason, message)
+	if s, r, m, ok := kube.Condition(sb, agentsv1beta1.ConditionPodScheduled.String()); ok && s == "False" {
+		out += "; " + kube.DescribeCondition(agentsv1beta1.ConditionPodScheduled.String(), s, r, m)
 	}
 	return false, out
-}
-
-// condition finds a status condition by type.
-func condition(obj *unstructured.Unstructured, typ string) (status, reason, message string, found bool) {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		status, _ = m["status"].(string)
-		reason, _ = m["reason"].(string)
-		message, _ = m["message"].(string)
-		return status, reason, message, true
-	}
-	return "", "", "", false
-}
-
-func describeCondition(typ, status, reason, message string) string {
-	out := typ + "=" + status
-	if reason != "" {
-		out += " (" + reason + ")"
-	}
-	if message != "" {
-		out += ": " + message
-	}
-	return out
 }

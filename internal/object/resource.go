@@ -1,0 +1,389 @@
+package object
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
+)
+
+// Operation is the step of the resource lifecycle a family's hook runs in.
+type Operation int
+
+// The operations that call a family's hooks.
+const (
+	OpCreate Operation = iota + 1
+	OpRead
+	OpUpdate
+)
+
+func (o Operation) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpRead:
+		return "read"
+	case OpUpdate:
+		return "update"
+	}
+	return fmt.Sprintf("Operation(%d)", int(o))
+}
+
+// Call is what a hook gets besides the model: the operation it runs in and
+// the provider's clients.
+type Call struct {
+	Op   Operation
+	Meta *conn.Meta
+}
+
+// Timeouts are a resource's defaults for the `timeouts` block.
+type Timeouts struct {
+	Create, Update, Delete time.Duration
+}
+
+// PrivateState is the part of the framework's private state a hook may
+// write (the create and update responses offer it).
+type PrivateState interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// Family is what one single-object resource family supplies to Resource:
+// its kind, schema and model conversions, and the hooks that make it
+// different. Everything else (reading the plan and the timeouts, applying,
+// waiting, saving the state, removing a vanished object, deleting, import)
+// is Resource's and behaves the same for every family.
+//
+// M is the resource's model. It must embed Metadata and have the
+// `timeouts` block (Resource reads the identity and the limits through the
+// schema's attributes, name, namespace and timeouts).
+type Family[M any] struct {
+	// Kind is the object the resource manages.
+	Kind Kind
+	// TypeName is the resource type without the provider's prefix, e.g.
+	// "sandbox" for agentsandbox_sandbox.
+	TypeName string
+	// Schema is the resource's schema.
+	Schema func(context.Context) schema.Schema
+	// Timeouts are the defaults of the timeouts block.
+	Timeouts Timeouts
+	// Exclusive lists the top-level fields the resource declares in full
+	// (e.g. "spec"): an update applies with ApplyExclusive over them, so a
+	// field another manager added below them is removed. Empty: a forced
+	// apply, which takes back what others changed but keeps what they
+	// added.
+	Exclusive []string
+	// DeleteOptions are used to delete the object (e.g. foreground
+	// propagation, so that destroy returns once the dependents are gone).
+	DeleteOptions kube.DeleteOptions
+
+	// Build is the object the plan describes (expand). Required.
+	Build func(ctx context.Context, plan *M) (*unstructured.Unstructured, diag.Diagnostics)
+	// Refresh brings m in line with live (flatten): identity, managed
+	// metadata, spec in the model's spelling, status. On OpRead m is the
+	// prior state, which after an import holds only the identity. Required.
+	Refresh func(ctx context.Context, c Call, live *unstructured.Unstructured, m *M) diag.Diagnostics
+
+	// Check, if set, runs after Build and before the object is written;
+	// its errors stop the write. state is nil on create.
+	Check func(ctx context.Context, c Call, plan, state *M) diag.Diagnostics
+	// Unchanged, if set, says that an update changes nothing in the object
+	// (only Terraform-side attributes such as timeouts differ): the object
+	// is then not written but read (one GET), so its generation stays and
+	// its controller has nothing to do.
+	Unchanged func(ctx context.Context, plan, state *M) bool
+	// Record, if set, runs after a successful write, to keep what was
+	// applied in the private state.
+	Record func(ctx context.Context, plan *M, private PrivateState) diag.Diagnostics
+	// Wait, if set, runs after a successful write, and waits (if the plan
+	// asks for it) until the object is what the plan wants. It returns the
+	// object as last seen (nil when it saw none), from which the state is
+	// then made, also when the wait fails. state is nil on create.
+	Wait func(ctx context.Context, c Call, live *unstructured.Unstructured, plan, state *M) (*unstructured.Unstructured, diag.Diagnostics)
+}
+
+// Resource is a single-object resource made from a Family: it implements
+// resource.Resource with Configure and ImportState. A family embeds it and
+// adds its own ValidateConfig, ModifyPlan or ConfigValidators where it has
+// them.
+//
+// The rules it keeps for every family:
+//   - Create refuses to take over an existing object (Kind.Create), Update
+//     forces the apply (exclusively below Family.Exclusive), both within
+//     the `timeouts` limit.
+//   - After a write, the state is made from the object the API server
+//     returned or the wait last saw, so no further GET is needed.
+//   - A failed wait still saves the state: the object exists, and
+//     Terraform must know it (after a create it is tainted and replaced by
+//     the next apply). The error says so (stateSaved).
+//   - Read removes the resource from the state when the object (or its
+//     kind, its CRD removed) is gone, so the next plan recreates it; a
+//     cluster serving only other versions of the kind is an error.
+//   - Delete waits until the object is gone; an object already gone is
+//     success.
+//   - Import takes `<namespace>/<name>` (or `<name>`); Read fills in the
+//     rest.
+type Resource[M any] struct {
+	f    *Family[M]
+	meta *conn.Meta
+}
+
+// NewResource returns the Resource of family f, for a family type to embed.
+func NewResource[M any](f *Family[M]) Resource[M] {
+	if f.Build == nil || f.Refresh == nil || f.Schema == nil {
+		panic(fmt.Sprintf("object.NewResource(%s): Schema, Build and Refresh are required", f.TypeName))
+	}
+	return Resource[M]{f: f}
+}
+
+var (
+	_ resource.Resource                = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithConfigure   = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithImportState = (*Resource[struct{}])(nil)
+)
+
+// Meta is the provider's clients, once Configure has run.
+func (r *Resource[M]) Meta() *conn.Meta { return r.meta }
+
+func (r *Resource[M]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.f.TypeName
+}
+
+func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	// Nested attribute types computed once per schema (schematypes).
+	resp.Schema = schematypes.Resource(r.f.Schema(ctx))
+}
+
+func (r *Resource[M]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	r.meta = meta
+}
+
+// ImportState takes `<namespace>/<name>` (or `<name>` in the default
+// namespace); Read then fills in everything else from the live object.
+func (r *Resource[M]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ImportState(ctx, req, resp)
+}
+
+func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan M
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel, ok := withTimeout(ctx, req.Plan, OpCreate, r.f.Timeouts.Create, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	defer cancel()
+	c := Call{Op: OpCreate, Meta: r.meta}
+	obj, diags := r.f.Build(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if r.f.Check != nil && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.f.Check(ctx, c, &plan, nil)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, diags := r.create(ctx, obj)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	r.written(ctx, c, live, &plan, nil, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+// create is the one step that writes a new object: Kind.Create, which
+// refuses to take over an object that already exists.
+func (r *Resource[M]) create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+	return r.f.Kind.Create(ctx, r.meta, obj)
+}
+
+// update is the one step that writes a changed object: a forced apply,
+// exclusive below Family.Exclusive, so that drift is repaired.
+func (r *Resource[M]) update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+	if len(r.f.Exclusive) > 0 {
+		return r.f.Kind.ApplyExclusive(ctx, r.meta, obj, r.f.Exclusive...)
+	}
+	return r.f.Kind.Apply(ctx, r.meta, obj)
+}
+
+func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	ns, name, diags := identity(ctx, req.State)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	live, found, diags := r.f.Kind.Read(ctx, r.meta, ns, name)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		tflog.Info(ctx, fmt.Sprintf("%s is gone; removing it from the state", r.f.Kind.Kind), map[string]any{
+			"namespace": ns, "name": name,
+		})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if resp.Diagnostics.Append(r.f.Refresh(ctx, Call{Op: OpRead, Meta: r.meta}, live, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *Resource[M]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel, ok := withTimeout(ctx, req.Plan, OpUpdate, r.f.Timeouts.Update, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	defer cancel()
+	c := Call{Op: OpUpdate, Meta: r.meta}
+	obj, diags := r.f.Build(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if r.f.Check != nil && !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(r.f.Check(ctx, c, &plan, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var live *unstructured.Unstructured
+	if r.f.Unchanged != nil && r.f.Unchanged(ctx, &plan, &state) {
+		live, diags = r.reread(ctx, obj)
+	} else {
+		live, diags = r.update(ctx, obj)
+	}
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	r.written(ctx, c, live, &plan, &state, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+// reread is the update of an object the plan does not change: one GET.
+func (r *Resource[M]) reread(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+	ref := r.f.Kind.Ref(obj.GetNamespace(), obj.GetName())
+	tflog.Debug(ctx, "no change to the object itself; not writing it", map[string]any{"object": ref.String()})
+	live, found, diags := r.f.Kind.Read(ctx, r.meta, ref.Namespace, ref.Name)
+	if !found && !diags.HasError() {
+		diags.AddError(fmt.Sprintf("%s disappeared", ref),
+			fmt.Sprintf("%s was deleted while Terraform updated it. Apply again to create it anew.", ref))
+	}
+	return live, diags
+}
+
+func (r *Resource[M]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	ns, name, diags := identity(ctx, req.State)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	var t timeouts.Value
+	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &t)...); resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := t.Delete(ctx, r.f.Timeouts.Delete)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp.Diagnostics.Append(r.f.Kind.Delete(ctx, r.meta, ns, name, r.f.DeleteOptions)...)
+}
+
+// stateSetter is the part of tfsdk.State that written needs.
+type stateSetter interface {
+	Set(ctx context.Context, val any) diag.Diagnostics
+}
+
+// written finishes a create or update once the object is written: record
+// what was applied, wait (if the family waits), refresh the plan from the
+// object last seen and save it, also when the wait failed.
+func (r *Resource[M]) written(ctx context.Context, c Call, live *unstructured.Unstructured, plan, prior *M, state stateSetter, private PrivateState, out *diag.Diagnostics) {
+	if r.f.Record != nil {
+		out.Append(r.f.Record(ctx, plan, private)...)
+	}
+	var waitDiags diag.Diagnostics
+	if r.f.Wait != nil {
+		var seen *unstructured.Unstructured
+		seen, waitDiags = r.f.Wait(ctx, c, live, plan, prior)
+		if seen != nil {
+			live = seen
+		}
+	}
+	out.Append(r.f.Refresh(ctx, c, live, plan)...)
+	out.Append(state.Set(ctx, plan)...)
+	out.Append(stateSaved(waitDiags, c.Op, r.f.Kind.Ref(live.GetNamespace(), live.GetName()))...)
+}
+
+// stateSaved adds to each error of a failed wait what became of the
+// object: it was written and is in the state, and what Terraform does with
+// it next. Without that, a failed apply reads as if nothing had been done.
+func stateSaved(waitDiags diag.Diagnostics, op Operation, ref kube.ObjectRef) diag.Diagnostics {
+	if !waitDiags.HasError() {
+		return waitDiags
+	}
+	var note string
+	switch op {
+	case OpCreate:
+		note = fmt.Sprintf("%s was created and is saved in the Terraform state, marked tainted: the next apply "+
+			"replaces it. To keep it instead, run terraform untaint on the resource.", ref)
+	default:
+		note = fmt.Sprintf("The change to %s was applied and is saved in the Terraform state, so the next plan does "+
+			"not show it again; the object stays as it is until the cause above is fixed.", ref)
+	}
+	out := make(diag.Diagnostics, 0, len(waitDiags))
+	for _, d := range waitDiags {
+		if d.Severity() != diag.SeverityError {
+			out = append(out, d)
+			continue
+		}
+		out.AddError(d.Summary(), d.Detail()+"\n\n"+note)
+	}
+	return out
+}
+
+// withTimeout bounds ctx by the plan's timeouts block for op (create or
+// update), defaulting to def.
+func withTimeout(ctx context.Context, plan tfsdk.Plan, op Operation, def time.Duration, diags *diag.Diagnostics) (context.Context, context.CancelFunc, bool) {
+	var t timeouts.Value
+	if diags.Append(plan.GetAttribute(ctx, path.Root("timeouts"), &t)...); diags.HasError() {
+		return ctx, nil, false
+	}
+	var timeout time.Duration
+	var d diag.Diagnostics
+	if op == OpCreate {
+		timeout, d = t.Create(ctx, def)
+	} else {
+		timeout, d = t.Update(ctx, def)
+	}
+	if diags.Append(d...); diags.HasError() {
+		return ctx, nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, cancel, true
+}
+
+// identity reads namespace and name from a state.
+func identity(ctx context.Context, s tfsdk.State) (namespace, name string, diags diag.Diagnostics) {
+	var ns, n string
+	diags.Append(s.GetAttribute(ctx, path.Root("namespace"), &ns)...)
+	diags.Append(s.GetAttribute(ctx, path.Root("name"), &n)...)
+	return ns, n, diags
+}
