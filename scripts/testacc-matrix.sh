@@ -43,7 +43,9 @@ if [[ ${1:-} != inner ]]; then
 
 	step "one local cluster for the whole matrix (testenv)"
 	go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
-	AGENTSANDBOX_LOCALCLUSTER_BIN="$(internal/devenv/localcluster/build.sh | tail -n1)"
+	if [[ -z ${AGENTSANDBOX_LOCALCLUSTER_BIN:-} ]]; then
+		AGENTSANDBOX_LOCALCLUSTER_BIN="$(internal/devenv/localcluster/build.sh | tail -n1)"
+	fi
 	export AGENTSANDBOX_LOCALCLUSTER_BIN
 	rc=0
 	.cache/bin/testenv -- env TF_ACC=1 "$0" inner || rc=$?
@@ -93,7 +95,7 @@ tfenv() {
 RESOURCE_PKGS=(./internal/resources/networkpolicy/ ./internal/resources/sandbox/ ./internal/resources/sandboxclaim/
 	./internal/resources/sandboxtemplate/ ./internal/resources/warmpool/ ./internal/resources/gke/ ./internal/resources/cluster/)
 RESOURCE_RUN='^TestAcc(NetworkPolicy|Sandbox|SandboxClaim|SandboxTemplate|WarmPool|GKENodePool)_(basic|update|import)$|^TestAccGKEAddon_basic$|^TestAccClusterDataSource_basic$'
-CONTROLLER_RUN='^TestAccController_(import|imageRegistryAndControllerSettings)$'
+CONTROLLER_RUN='^TestAccController_(import|upgradeV05ToV10)$'
 
 # module_test CLI_PATH: the module's own tests, in a copy of it, with the
 # provider installed from the release mirror as a user's CI would.

@@ -93,10 +93,10 @@ stub_backends() {
 
 # build NAME@VERSION: prints "<label> <path>".
 build() {
-	local spec=$1 name=${1%@*} version=${1#*@} module cmd bin
+	local name=${1%@*} version=${1#*@} module cmd bin label
 	case $name in
-	terraform) module=github.com/hashicorp/terraform cmd=. bin=terraform ;;
-	opentofu) module=github.com/opentofu/opentofu cmd=./cmd/tofu bin=tofu ;;
+	terraform) module=github.com/hashicorp/terraform cmd=. bin=terraform label=Terraform ;;
+	opentofu) module=github.com/opentofu/opentofu cmd=./cmd/tofu bin=tofu label=OpenTofu ;;
 	*)
 		log "unknown CLI $name (terraform or opentofu)"
 		return 2
@@ -117,7 +117,16 @@ build() {
 		cp -r "$dir" "$src"
 		chmod -R u+w "$src"
 		[[ $name == terraform ]] && stub_backends "$src"
-		(cd "$src" && $GO build -trimpath -ldflags "-s -w" -o "$out.tmp/$bin" "$cmd")
+		# version.dev=no, as the release builds set it: without it the CLI
+		# calls itself <version>-dev, a pre-release that satisfies no
+		# required_version constraint (Terraform 1.5 has no such variable).
+		(cd "$src" && $GO build -trimpath -ldflags "-s -w -X $module/version.dev=no" -o "$out.tmp/$bin" "$cmd")
+		local got
+		got=$("$out.tmp/$bin" version 2>/dev/null | head -n1)
+		if [[ $got != "$label $version" ]]; then
+			log "built $bin reports \"$got\", want \"$label $version\""
+			return 1
+		fi
 		rm -rf "$out" "$src"
 		mv "$out.tmp" "$out"
 		log "built $bin $version in $((SECONDS - t0)) s"
