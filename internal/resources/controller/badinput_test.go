@@ -1,0 +1,57 @@
+package controller_test
+
+import (
+	"testing"
+
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// The bad-input table of agentsandbox_controller through the plugin
+// protocol (issue 13): each refused at validate, on the exact attribute
+// (including inside controller { ... }, which the CLI test in
+// validate_test.go can only match by text), before anything is downloaded
+// or sent to a cluster.
+func TestBadInputWideTable(t *testing.T) {
+	const typ = "agentsandbox_controller"
+	c := func(kv ...any) map[string]any {
+		cfg := map[string]any{"version": "v0.5.6"}
+		for i := 0; i < len(kv); i += 2 {
+			cfg[kv[i].(string)] = kv[i+1]
+		}
+		return cfg
+	}
+	ctl := func(k string, v any) map[string]any { return c("controller", map[string]any{k: v}) }
+	tol := func(tl map[string]any) map[string]any { return ctl("tolerations", []any{tl}) }
+	cases := []pt.BadInput{
+		pt.Refused("version without v", c("version", "0.5.6"), "version", "release tag"),
+		pt.Refused("version latest", c("version", "latest"), "version", "release tag"),
+		pt.Refused("version with two parts", c("version", "v1.0"), "version", "release tag"),
+		pt.Refused("empty version", c("version", ""), "version"),
+		pt.Refused("sha256 too short", c("manifest", "kind: x", "manifest_sha256", "abc"), "manifest_sha256", "64 hexadecimal"),
+		pt.Refused("sha256 with prefix", c("manifest", "kind: x", "manifest_sha256", "sha256:0123"), "manifest_sha256", "64 hexadecimal"),
+		pt.Refused("manifest URL over ftp", c("manifest_url", "ftp://example.com/x.yaml"), "manifest_url", "http:// or https://"),
+		pt.Refused("manifest URL without scheme", c("manifest_url", "example.com/x.yaml"), "manifest_url", "http:// or https://"),
+		pt.Refused("release mirror without scheme", c("release_base_url", "mirror.example.com"), "release_base_url", "http:// or https://"),
+		pt.Refused("empty inline manifest", c("manifest", ""), "manifest"),
+		pt.Refused("empty manifest file", c("manifest_file", ""), "manifest_file"),
+		pt.Refused("image registry as URL", c("image_registry", "https://mirror.example.com"), "image_registry", "registry host"),
+		pt.Refused("flag without dashes", ctl("args", []any{"leader-elect=false"}), "controller.args[0]", "flag"),
+		pt.Refused("negative replicas", ctl("replicas", -1), "controller.replicas", "between 0 and 100"),
+		pt.Refused("replicas 1000", ctl("replicas", 1000), "controller.replicas", "between 0 and 100"),
+		pt.Refused("cpu as words", ctl("resources", map[string]any{"requests": map[string]any{"cpu": "lots"}}), `controller.resources.requests["cpu"]`, "Invalid quantity"),
+		pt.Refused("memory in GB", ctl("resources", map[string]any{"limits": map[string]any{"memory": "1GB"}}), `controller.resources.limits["memory"]`, `"1Gi"`),
+		pt.Refused("resource name with a space", ctl("resources", map[string]any{"limits": map[string]any{"not a name": "1"}}), `controller.resources.limits["not a name"]`, "resource name"),
+		pt.Refused("node selector key with !", ctl("node_selector", map[string]any{"bad key!": "x"}), `controller.node_selector["bad key!"]`),
+		pt.Refused("Exists with a value", tol(map[string]any{"key": "k", "operator": "Exists", "value": "v"}), "controller.tolerations[0].value", "Exists"),
+		pt.Refused("toleration seconds without NoExecute", tol(map[string]any{"key": "k", "value": "v", "effect": "NoSchedule", "toleration_seconds": 5}),
+			"controller.tolerations[0].toleration_seconds", "NoExecute"),
+		pt.Refused("toleration without key but Equal", tol(map[string]any{"operator": "Equal", "value": "v"}), "controller.tolerations[0].key", "Exists"),
+		pt.Refused("operator typo", tol(map[string]any{"key": "k", "operator": "Sometimes"}), "controller.tolerations[0].operator", "one of"),
+		pt.Refused("effect in upper case", tol(map[string]any{"key": "k", "operator": "Exists", "effect": "NO_SCHEDULE"}), "controller.tolerations[0].effect"),
+		pt.Refused("setting the computed namespace", c("namespace", "agent-sandbox-system"), "namespace", "read-only"),
+		pt.Refused("manifest and manifest_url", c("manifest", "kind: x", "manifest_url", "https://example.com/x.yaml"), "manifest", "manifest_url"),
+	}
+	pt.New(t, provider.New("test")).ExpectRefused(t, typ, cases)
+	t.Logf("agentsandbox_controller: %d refused at validate", len(cases))
+}
