@@ -156,6 +156,15 @@ func strayFields(obj *unstructured.Unstructured, manager string, paths []string)
 			if ours.Has(p) || ancestors.Has(p) {
 				continue
 			}
+			if holdsNothing(obj.Object, p) {
+				// An empty object or list says nothing, so it is no drift,
+				// and removing it would only fight whoever writes it: the
+				// agent-sandbox claim controller's full Update at adoption
+				// writes `additionalPodMetadata: {}`
+				// (extensions/controllers/sandboxclaim_controller.go:1142 at
+				// v0.5.6).
+				continue
+			}
 			stray.Insert(p.Copy())
 		}
 		if !stray.Empty() {
@@ -163,6 +172,32 @@ func strayFields(obj *unstructured.Unstructured, manager string, paths []string)
 		}
 	}
 	return out, nil
+}
+
+// holdsNothing says whether the field at p (a path of field names) is an
+// empty object or an empty list in obj. Paths through list entries are
+// not looked into.
+func holdsNothing(obj map[string]any, p fieldpath.Path) bool {
+	var cur any = obj
+	for _, pe := range p {
+		if pe.FieldName == nil {
+			return false
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[*pe.FieldName]; !ok {
+			return false
+		}
+	}
+	switch v := cur.(type) {
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	}
+	return false
 }
 
 func isOurs(e metav1.ManagedFieldsEntry, manager string) bool {

@@ -63,6 +63,31 @@ func TestStrayFieldsFindsOnlyOthersAdditionsUnderThePaths(t *testing.T) {
 	}
 }
 
+// TestStrayFieldsIgnoresEmptyFields: an empty object another manager wrote
+// (the agent-sandbox claim controller's adoption Update leaves
+// `additionalPodMetadata: {}`) is no drift and is left alone; the same field
+// holding something is stray.
+func TestStrayFieldsIgnoresEmptyFields(t *testing.T) {
+	claim := func(apm map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+			"warmPoolRef": map[string]any{"name": "pool"}, "additionalPodMetadata": apm,
+		}}}
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{
+			{Manager: "agentsandbox", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fieldsV1Raw(`{"f:spec":{"f:warmPoolRef":{"f:name":{}}}}`)},
+			{Manager: "controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fieldsV1Raw(`{"f:spec":{"f:additionalPodMetadata":{}}}`)},
+		})
+		return u
+	}
+	stray, err := strayFields(claim(map[string]any{}), "agentsandbox", []string{"spec"})
+	if err != nil || len(stray) != 0 {
+		t.Errorf("empty additionalPodMetadata: stray = %v, %v; want none", stray, err)
+	}
+	stray, err = strayFields(claim(map[string]any{"labels": map[string]any{"a/b": "c"}}), "agentsandbox", []string{"spec"})
+	if err != nil || len(stray) != 1 {
+		t.Errorf("additionalPodMetadata with labels: stray = %v, %v; want it", stray, err)
+	}
+}
+
 func TestReassignMovesStrayFieldsToOurApplyEntry(t *testing.T) {
 	obj := sandboxWithExtraContainer()
 	stray, err := strayFields(obj, "agentsandbox", []string{"spec"})

@@ -96,16 +96,17 @@ func (m resourceModel) spec(ctx context.Context) (extv1beta1.SandboxClaimSpec, d
 
 // build is the object the plan describes, ready for a server-side apply.
 //
-// The spec has the shape upstream's controller writes back when it
+// Empty parts are left out, as upstream's controller leaves them when it
 // records an adoption with a full Update of its typed claim
 // (sandboxclaim_controller.go:1142 and sandboxclaim_types.go:120-135 at
-// v0.5.6): `additionalPodMetadata` always present (an empty object when
-// unset, so that field is ours and the controller's {} is no change), and
-// `env` only when there are variables (the controller's Update drops an
-// empty list, and sending [] would put it back: a write, and a new
-// generation, on every update). Fields the configuration leaves out (a
-// shutdown time, pod labels, variables) are removed if others add them by
-// ApplyExclusive on update.
+// v0.5.6): `env` only when there are variables (the controller's Update
+// drops an empty list, and sending [] would put it back: a write, and a new
+// generation, on every update). The `additionalPodMetadata: {}` that Update
+// writes holds nothing, so ApplyExclusive leaves it alone; sending {}
+// ourselves instead fails once labels were set and are removed (server-side
+// apply turns the emptied object into null, kubernetes/kubernetes#135841).
+// Fields the configuration leaves out (a shutdown time, pod labels,
+// variables) are removed if others add them by ApplyExclusive on update.
 func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	obj := Kind.New()
 	diags := m.Expand(ctx, obj)
@@ -118,9 +119,6 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 	if err != nil {
 		diags.AddError("Cannot build the sandbox claim", err.Error())
 		return nil, diags
-	}
-	if _, ok := spec["additionalPodMetadata"]; !ok {
-		spec["additionalPodMetadata"] = map[string]any{}
 	}
 	// The user's spelling of the time, not Go's re-rendering of it: what is
 	// stored is then what was written (the CRD keeps the string as is).

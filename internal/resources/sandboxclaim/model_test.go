@@ -72,13 +72,11 @@ func TestBuildMinimal(t *testing.T) {
 		t.Fatal(diags)
 	}
 	got := fmt.Sprint(obj.Object["spec"])
-	// The policy explicitly, additionalPodMetadata as the controller's own
-	// Update writes it ({}), no env: nothing the controller's adoption
-	// Update would change.
+	// The policy explicitly, nothing else: no empty env the controller's
+	// adoption Update would drop again.
 	want := fmt.Sprint(map[string]any{
-		"warmPoolRef":           map[string]any{"name": "pool"},
-		"lifecycle":             map[string]any{"shutdownPolicy": "Retain"},
-		"additionalPodMetadata": map[string]any{},
+		"warmPoolRef": map[string]any{"name": "pool"},
+		"lifecycle":   map[string]any{"shutdownPolicy": "Retain"},
 	})
 	if got != want {
 		t.Errorf("spec = %s\nwant   %s", got, want)

@@ -63,6 +63,13 @@ var family = &object.Family[resourceModel]{
 		// the state before this.
 		return flatten(ctx, live, m, c.Meta.FieldManager())
 	},
+	// Before an update writes the claim: see clearPodMetadata.
+	Check: func(ctx context.Context, c object.Call, plan, state *resourceModel) diag.Diagnostics {
+		if state == nil {
+			return nil
+		}
+		return clearPodMetadata(ctx, c, plan, state)
+	},
 	Unchanged: unchanged,
 	Record: func(ctx context.Context, plan *resourceModel, private object.PrivateState) diag.Diagnostics {
 		return writeApplied(ctx, private, *plan)
@@ -84,6 +91,37 @@ func unchanged(ctx context.Context, plan, state *resourceModel) bool {
 	obj, d1 := build(ctx, *plan)
 	prior, d2 := build(ctx, *state)
 	return !d1.HasError() && !d2.HasError() && equality.Semantic.DeepEqual(obj.Object, prior.Object)
+}
+
+// clearPodMetadata removes the claim's pod labels and annotations with a
+// merge patch when the configuration drops all of them. A server-side apply
+// cannot: the controller co-owns the emptied `additionalPodMetadata` (its
+// adoption Update wrote it, extensions/controllers/sandboxclaim_controller.go:1142
+// at v0.5.6), so the object stays, and server-side apply turns an object it
+// empties into null, which the CRD refuses (kubernetes/kubernetes#135841).
+// Deleting the two fields outright leaves `{}`, and the apply that follows
+// has nothing left to remove. One request, only on that change.
+func clearPodMetadata(ctx context.Context, c object.Call, plan, state *resourceModel) diag.Diagnostics {
+	obj, diags := build(ctx, *plan)
+	prior, d := build(ctx, *state)
+	if diags.Append(d...); diags.HasError() {
+		return diags
+	}
+	planned, _, _ := unstructured.NestedMap(obj.Object, "spec", "additionalPodMetadata")
+	before, _, _ := unstructured.NestedMap(prior.Object, "spec", "additionalPodMetadata")
+	if len(planned) > 0 || len(before) == 0 {
+		return nil
+	}
+	client, diags := c.Meta.Kube(ctx)
+	if diags.HasError() {
+		return diags
+	}
+	patch := map[string]any{"spec": map[string]any{"additionalPodMetadata": map[string]any{"labels": nil, "annotations": nil}}}
+	ref := Kind.Ref(obj.GetNamespace(), obj.GetName())
+	if err := client.MergePatch(ctx, Kind.GVR, ref.Namespace, ref.Name, patch, c.Meta.FieldManager()); err != nil && !kube.IsNotFound(err) {
+		diags.Append(kube.Diagnostics(err, "patch", ref)...)
+	}
+	return diags
 }
 
 // wait waits for the claim if the plan asks for it. What the claim's pod
