@@ -150,7 +150,7 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 		return diags
 	}
 	ref := k.Ref(namespace, name)
-	existed, err := c.Delete(ctx, k.GVR, namespace, name, opts)
+	res, err := c.DeleteObject(ctx, k.GVR, namespace, name, opts)
 	if kube.IsResourceNotServed(err) {
 		n := k.checkServed(ctx, c)
 		if n.group.Err != nil || n.otherVersionsOnly() {
@@ -162,7 +162,7 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 		diags.Append(k.diagnose(ctx, c, err, "delete", ref)...)
 		return diags
 	}
-	if !existed {
+	if !res.Existed || res.Gone {
 		return diags
 	}
 	if err := c.WaitForDeletion(ctx, ref); err != nil {

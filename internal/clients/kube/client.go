@@ -7,10 +7,12 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
@@ -28,7 +30,10 @@ type Client struct {
 	// which would cut every watch after Timeout; waits are bounded by their
 	// context instead.
 	watchDynamic dynamic.Interface
-	mapper       *RESTMapper
+	// raw sends requests whose response body the dynamic client discards
+	// (DeleteObject); nil on a Client made by NewClientFromDynamic.
+	raw    rest.Interface
+	mapper *RESTMapper
 
 	clientsetOnce sync.Once
 	clientset     kubernetes.Interface
@@ -80,10 +85,20 @@ func NewClientForRESTConfig(rc *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes discovery client: %w", err)
 	}
+	rawRC := rest.CopyConfig(rc)
+	rawRC.APIPath = "/"
+	// Status responses (errors) are decoded as meta/v1 Status.
+	rawRC.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	rawRC.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	raw, err := rest.RESTClientForConfigAndClient(rawRC, hc)
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes REST client: %w", err)
+	}
 	return &Client{
 		rest:         rc,
 		dynamic:      dyn,
 		watchDynamic: watchDyn,
+		raw:          raw,
 		mapper:       NewRESTMapper(memory.NewMemCacheClient(dc)),
 		httpClient:   hc,
 	}, nil

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -130,6 +131,30 @@ type DeleteOptions struct {
 // may complete later (finalizers, foreground propagation); use
 // WaitForDeletion to wait for it.
 func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts DeleteOptions) (existed bool, err error) {
+	r, err := c.DeleteObject(ctx, gvr, namespace, name, opts)
+	return r.Existed, err
+}
+
+// DeleteResult says what a delete request found and did.
+type DeleteResult struct {
+	// Existed is false when the object was already gone.
+	Existed bool
+	// Gone is true when the server removed the object within the request
+	// (no finalizer and no graceful period held it back): no wait is needed.
+	// False when the object existed and its deletion is pending, or when the
+	// response cannot tell (a Client built by NewClientFromDynamic).
+	Gone bool
+}
+
+// DeleteObject is Delete, and also reports whether the deletion already
+// completed, so that a caller can skip waiting for it. The API server
+// answers a DELETE with a Status "Success" or with the object as it was
+// removed when it deleted at once, and with the object carrying a
+// deletionTimestamp when finalizers (foreground propagation, a controller's
+// own) or a grace period keep it for now (apiserver
+// pkg/registry/generic/registry/store.go, Delete). Waiting on objects
+// already gone cost one extra list per object on every destroy.
+func (c *Client) DeleteObject(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts DeleteOptions) (DeleteResult, error) {
 	do := metav1.DeleteOptions{}
 	if opts.Propagation != "" {
 		p := opts.Propagation
@@ -138,14 +163,64 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 	if opts.DryRun {
 		do.DryRun = []string{metav1.DryRunAll}
 	}
-	err = c.resource(gvr, namespace).Delete(ctx, name, do)
+	var (
+		res DeleteResult
+		err error
+	)
+	if c.raw == nil {
+		err = c.resource(gvr, namespace).Delete(ctx, name, do)
+	} else {
+		var body []byte
+		body, err = c.deleteRaw(ctx, gvr, namespace, name, do)
+		res.Gone = err == nil && !opts.DryRun && deletedAtOnce(body)
+	}
 	if apierrors.IsNotFound(err) && !IsResourceNotServed(err) {
-		return false, nil
+		return DeleteResult{}, nil
 	}
 	if err != nil {
-		return false, err
+		return DeleteResult{}, err
 	}
-	return true, nil
+	res.Existed = true
+	return res, nil
+}
+
+func (c *Client) deleteRaw(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, do metav1.DeleteOptions) ([]byte, error) {
+	body, err := json.Marshal(do)
+	if err != nil {
+		return nil, err
+	}
+	segs := []string{"/apis", gvr.Group, gvr.Version}
+	if gvr.Group == "" {
+		segs = []string{"/api", gvr.Version}
+	}
+	if namespace != "" {
+		segs = append(segs, "namespaces", namespace)
+	}
+	segs = append(segs, gvr.Resource, name)
+	res := c.raw.Delete().AbsPath(segs...).SetHeader("Content-Type", "application/json").Body(body).Do(ctx)
+	// Raw's error is the unstructured one; Error decodes the Status the
+	// server sent (NotFound with its details, Conflict, ...).
+	out, _ := res.Raw()
+	return out, res.Error()
+}
+
+// deletedAtOnce reads a DELETE response: a Status, or an object without a
+// deletionTimestamp, means the object is gone already.
+func deletedAtOnce(body []byte) bool {
+	var resp struct {
+		Kind     string `json:"kind"`
+		Status   string `json:"status"`
+		Metadata struct {
+			DeletionTimestamp *string `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return false
+	}
+	if resp.Kind == "Status" {
+		return resp.Status == metav1.StatusSuccess
+	}
+	return resp.Kind != "" && resp.Metadata.DeletionTimestamp == nil
 }
 
 // OwnedFields lists the leaf fields that manager owns through server-side
