@@ -49,15 +49,17 @@ const (
 
 // The real node's components (`up --real-node`), in start order.
 const (
-	NodeProxyName   = "node-proxy"
-	Containerd      = "containerd"
-	NetworkPolicies = "kube-network-policies"
-	Kubelet         = "kubelet"
+	NodeProxyName = "node-proxy"
+	Containerd    = "containerd"
+	Kubelet       = "kubelet"
+	// NetworkPolicies is the real node's NetworkPolicy enforcer:
+	// kube-router's network policy controller (see netPolComponent).
+	NetworkPolicies = "kube-router"
 )
 
 // ComponentNames lists every component in start order, the real node's
 // last (they run only with --real-node).
-var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, NetworkPolicies, Kubelet}
+var ComponentNames = []string{Etcd, APIServer, ControllerManager, Scheduler, Kwok, NodeProxyName, Containerd, Kubelet, NetworkPolicies}
 
 // componentNames lists the components a cluster with these options runs.
 func componentNames(o Options) []string {

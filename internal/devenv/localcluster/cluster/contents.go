@@ -165,16 +165,18 @@ func CreateContents(ctx context.Context, cs kubernetes.Interface, o Options) err
 	return nil
 }
 
-// createNetworkPoliciesRBAC lets kube-network-policies read what it
-// enforces and record events, nothing more.
+// createNetworkPoliciesRBAC lets the NetworkPolicy enforcer (kube-router)
+// read what it needs, nothing more: pods, namespaces and policies to
+// enforce, its node's address, and the services, endpoints and endpoint
+// slices whose informers kube-router starts whatever controllers run.
 func createNetworkPoliciesRBAC(ctx context.Context, cs kubernetes.Interface) error {
-	const name = "localcluster:kube-network-policies"
+	const name = "localcluster:netpol"
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces", "nodes"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces", "nodes", "services", "endpoints"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 		},
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -256,7 +256,7 @@ func shimSockets(l Layout) []string {
 }
 
 // cleanupRealNode removes whatever the real node left: processes, mounts,
-// the network namespace (with the bridge, veths and nftables tables in
+// the network namespace (with the bridge, veths, iptables rules and ipsets in
 // it), cgroups and shim sockets. It is safe to run when nothing is left.
 func cleanupRealNode(l Layout, s State, progress io.Writer) error {
 	if s.Options.RealNode == nil {

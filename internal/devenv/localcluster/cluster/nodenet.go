@@ -54,7 +54,7 @@ func createNetns(path string) error {
 }
 
 // deleteNetns unmounts and removes a namespace made by createNetns. The
-// namespace (with its interfaces, routes and nftables tables) disappears
+// namespace (with its interfaces, routes, iptables rules and ipsets) disappears
 // once no process is left in it.
 func deleteNetns(path string) error {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
@@ -82,7 +82,7 @@ func inNetns(path string, args ...string) error {
 // setupNodeNetwork prepares the node's namespace: loopback, the bridge
 // with the node's address (the CNI bridge plugin adopts it), forwarding
 // between the bridge and whatever a test connects, and bridged traffic
-// through netfilter so that kube-network-policies sees pod-to-pod packets.
+// through netfilter so that the NetworkPolicy enforcer sees pod-to-pod packets.
 // There is deliberately no default route: only directly connected
 // networks (and routes a test adds) are reachable.
 func setupNodeNetwork(netns string, o RealNodeOptions) error {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -54,11 +55,13 @@ func (s *Supervisor) prepareNode(ctx context.Context) error {
 }
 
 // startNode starts the real node's processes: node-proxy, containerd (then
-// imports the images), kube-network-policies when configured, and the
-// kubelet. kube-network-policies runs unmodified (built in a module of its
-// own by build-netpol.sh): it enforces only where the kernel has nft_queue,
-// which is logged here; without it (or without --real-node-netpol)
-// NetworkPolicies are stored but not enforced.
+// imports the images), the kubelet and, when configured, the NetworkPolicy
+// enforcer: kube-router's network policy controller, unmodified (built in a
+// module of its own by build-netpol.sh), with routing and the service
+// proxy off. The enforcer starts once the kubelet has registered the node
+// (kube-router reads the node's address at start-up and exits without it),
+// and the node counts as started only once its top-level chains are in the
+// node's iptables: from then on NetworkPolicies are enforced.
 func (s *Supervisor) startNode(ctx context.Context, comps map[string]Component) error {
 	if err := s.start(comps[NodeProxyName]); err != nil {
 		return err
@@ -69,19 +72,61 @@ func (s *Supervisor) startNode(ctx context.Context, comps map[string]Component) 
 	if err := s.importImages(ctx); err != nil {
 		return err
 	}
+	if err := s.start(comps[Kubelet]); err != nil {
+		return err
+	}
 	if s.state.Options.RealNode.NetPol == "" {
 		s.log.Printf("real node: no NetworkPolicy enforcer (--real-node-netpol not given): policies are stored, not enforced")
-	} else {
-		if ok, err := NFTQueueSupported(); err != nil {
-			s.log.Printf("real node: %v", err)
-		} else if !ok {
-			s.log.Printf("real node: this kernel has no nft_queue (CONFIG_NFT_QUEUE): kube-network-policies cannot install its rules, NetworkPolicies are NOT enforced")
+		return nil
+	}
+	if err := s.waitNodeRegistered(ctx); err != nil {
+		return err
+	}
+	if err := s.startAndWait(ctx, comps[NetworkPolicies], s.enforcerReady); err != nil {
+		return err
+	}
+	s.log.Printf("real node: NetworkPolicies are enforced by kube-router's network policy controller (iptables and ipsets in %s)", s.layout.NodeNetns())
+	return nil
+}
+
+// waitNodeRegistered waits until the kubelet has registered the real node,
+// and makes sure the enforcer's RBAC exists (up creates it too, possibly
+// later than this).
+func (s *Supervisor) waitNodeRegistered(ctx context.Context) error {
+	cs, err := AdminClient(s.layout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, startupTimeout)
+	defer cancel()
+	var last error
+	for {
+		if last = createNetworkPoliciesRBAC(ctx, cs); last == nil {
+			if _, last = cs.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{}); last == nil {
+				return nil
+			}
 		}
-		if err := s.start(comps[NetworkPolicies]); err != nil {
-			return err
+		select {
+		case ev := <-s.exits:
+			s.logTail(ev.c.comp.Name)
+			return fmt.Errorf("%s exited while waiting for node %s to register (%v); see %s", ev.c.comp.Name, RealNodeName, ev.c.err, s.layout.Log(ev.c.comp.Name))
+		case <-ctx.Done():
+			return fmt.Errorf("node %s not registered by the kubelet: %v", RealNodeName, last)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return s.start(comps[Kubelet])
+}
+
+// enforcerReady succeeds once kube-router's top-level chains are hooked
+// into the node's iptables (it creates them on its first sync).
+func (s *Supervisor) enforcerReady(ctx context.Context) error {
+	for _, chain := range EnforcerChains {
+		out, err := exec.CommandContext(ctx, "nsenter", "--net="+s.layout.NodeNetns(), "--", "iptables", "-w", "5", "-S", chain).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("chain %s not in the node's iptables yet: %v: %s", chain, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
 }
 
 // containerdReady asks containerd's CRI for its version.

@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -23,11 +21,13 @@ import (
 //
 //   - its own network namespace (bind-mounted at node/netns) holds
 //     everything network-related: a bridge with a private pod range, the
-//     pods' veth ends, kube-network-policies' nftables table and nfqueue.
+//     pods' veth ends, the NetworkPolicy enforcer's iptables chains and
+//     ipsets.
 //     The namespace has no interface that leads off the machine and no
 //     default route, so nothing a pod sends can leave it except to
 //     namespaces a test connects to it explicitly. The host's interfaces,
-//     routes, sysctls and nftables rule set are never touched.
+//     routes, sysctls, iptables rules, ipsets and nftables rule set are
+//     never touched.
 //   - containerd (Debian's, 1.6) with two runtime handlers: runc, and runsc
 //     (gVisor, through gVisor's own containerd shim, both built from the
 //     Go module proxy by build-gvisor.sh), the latter matching the gvisor
@@ -39,16 +39,17 @@ import (
 //   - the kubelet (same binary, same Kubernetes version as the control
 //     plane), registered with the gVisor pool's labels and taint, so that
 //     RuntimeClass scheduling puts sandbox pods there.
-//   - kube-network-policies v0.8.0 enforcing NetworkPolicy with nftables +
-//     nfqueue.
+//   - kube-router's network policy controller (unmodified, routing and
+//     service proxy off) enforcing NetworkPolicy with iptables and ipsets.
 //   - node-proxy: the only bridge between the node's namespace and the
 //     host: the apiserver's loopback port inside the namespace (for the
-//     kubelet and kube-network-policies) and, for the apiserver, a CONNECT
+//     kubelet and kube-router) and, for the apiserver, a CONNECT
 //     proxy that reaches exactly the kubelet's port (logs, exec) and
 //     nothing else.
 //
 // `down` removes all of it: processes, mounts, the namespaces (and with
-// them the bridge, veths and nftables tables) and the kubelet's cgroups.
+// them the bridge, veths, iptables rules and ipsets) and the kubelet's
+// cgroups.
 
 // Names and addresses of the real node.
 const (
@@ -83,9 +84,9 @@ type RealNodeOptions struct {
 	// GVisor is the directory with runsc and containerd-shim-runsc-v1
 	// (build-gvisor.sh prints it).
 	GVisor string `json:"gvisor"`
-	// NetPol is the kube-network-policies binary (build-netpol.sh prints
-	// it), unmodified; empty: NetworkPolicies are not enforced. It enforces
-	// only on kernels with nft_queue (see NFTQueueSupported).
+	// NetPol is the kube-router binary (build-netpol.sh prints it),
+	// unmodified, run as the node's NetworkPolicy enforcer; empty:
+	// NetworkPolicies are stored, not enforced.
 	NetPol string `json:"netpol,omitempty"`
 	// Binaries of the node (absolute paths), found on PATH by default.
 	Containerd string `json:"containerd"`
@@ -201,6 +202,21 @@ func RealNodePreflight(o RealNodeOptions) error {
 			problems = append(problems, fmt.Sprintf("%s not found (Debian: apt-get install %s)", tool, pkg))
 		}
 	}
+	if o.NetPol != "" {
+		// kube-router runs these (from PATH) inside the node's namespace.
+		for _, tool := range []string{"iptables", "iptables-save", "iptables-restore", "ipset"} {
+			pkg := "iptables"
+			if tool == "ipset" {
+				pkg = "ipset"
+			}
+			if _, err := exec.LookPath(tool); err != nil {
+				problems = append(problems, fmt.Sprintf("%s not found; the NetworkPolicy enforcer needs it (Debian: apt-get install %s)", tool, pkg))
+			}
+		}
+		if _, err := os.Stat(o.NetPol); err != nil {
+			problems = append(problems, fmt.Sprintf("NetworkPolicy enforcer %s: %v (internal/devenv/localcluster/build-netpol.sh builds it)", o.NetPol, err))
+		}
+	}
 	for _, bin := range []string{"runsc", "containerd-shim-runsc-v1"} {
 		if _, err := os.Stat(filepath.Join(o.GVisor, bin)); err != nil {
 			problems = append(problems, fmt.Sprintf("%s not in %s (internal/devenv/localcluster/build-gvisor.sh builds it)", bin, o.GVisor))
@@ -263,7 +279,7 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 
 	// Credentials: the kubelet's client certificate (Node authorizer and
 	// NodeRestriction apply to it), its serving certificate for the node's
-	// address, kube-network-policies' identity, and the apiserver's client
+	// address, the NetworkPolicy enforcer's identity, and the apiserver's client
 	// certificate for kubelet connections.
 	issue := func(req certRequest) (*KeyPair, error) { return p.CA.issue(req) }
 	kubeletClient, err := issue(certRequest{commonName: "system:node:" + RealNodeName, organization: []string{"system:nodes"}, client: true})
@@ -299,11 +315,17 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 	if err := WriteKubeconfig(l.PKI("kubelet.kubeconfig"), server, p.CA.CertPEM, kubeletClient); err != nil {
 		return err
 	}
-	if err := WriteKubeconfig(l.PKI("kube-network-policies.kubeconfig"), server, p.CA.CertPEM, knp); err != nil {
+	if err := WriteKubeconfig(l.PKI("netpol.kubeconfig"), server, p.CA.CertPEM, knp); err != nil {
 		return err
 	}
 	if o.NetPol != "" {
-		if err := writeNetPolFiles(l, s, p); err != nil {
+		// argv[0] under the cluster directory: `down` recognises the process.
+		bin := l.NetPolBinary()
+		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+			return err
+		}
+		_ = os.Remove(bin)
+		if err := os.Symlink(o.NetPol, bin); err != nil {
 			return err
 		}
 	}
@@ -329,9 +351,9 @@ func writeRealNodeFiles(l Layout, s State, p *PKI) error {
 	return os.WriteFile(l.KubeletConfig(), []byte(kubeletConfig(l, s, nodeIP)), 0o644)
 }
 
-// NetworkPoliciesUser is kube-network-policies' identity (RBAC in
+// NetworkPoliciesUser is the NetworkPolicy enforcer's identity (RBAC in
 // contents.go).
-const NetworkPoliciesUser = "localcluster-kube-network-policies"
+const NetworkPoliciesUser = "localcluster-netpol"
 
 // runscConfig is the gVisor shim's configuration: which runsc, where its
 // state lives, and runsc's own flags. Pods' network goes through gVisor's
@@ -601,77 +623,37 @@ func IsolateKubeletMounts(spec string) error {
 	return nil
 }
 
-// netPolComponent runs kube-network-policies, unmodified, inside the
-// node's network namespace (its nftables table and nfqueue live there).
-// Upstream's program only knows the in-cluster configuration, so it runs in
-// a private mount namespace (the wrapper mounts a tmpfs on /run there, with
-// a token and the cluster CA where in-cluster clients look for them) and
-// reaches the apiserver at 127.0.0.1 through node-proxy.
-func netPolComponent(l Layout, _ State) Component {
-	return Component{Name: NetworkPolicies, Netns: l.NodeNetns(), Path: "unshare",
-		Args: []string{"--mount", "--", "sh", l.nodePath("kube-network-policies.sh")}}
-}
+// EnforcerChains are the chains kube-router's network policy controller
+// hooks into INPUT, FORWARD and OUTPUT of the filter table; their presence
+// in the node's iptables means it enforces.
+var EnforcerChains = []string{"KUBE-ROUTER-INPUT", "KUBE-ROUTER-FORWARD", "KUBE-ROUTER-OUTPUT"}
 
-// writeNetPolFiles writes kube-network-policies' token (a static token of
-// NetworkPoliciesUser, bound to its ClusterRole) and its wrapper.
-func writeNetPolFiles(l Layout, s State, p *PKI) error {
-	o := *s.Options.RealNode
-	tok := make([]byte, 24)
-	if _, err := rand.Read(tok); err != nil {
-		return err
-	}
-	token := hex.EncodeToString(tok)
-	f, err := os.OpenFile(l.PKI("tokens.csv"), os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "%s,%s,%s\n", token, NetworkPoliciesUser, NetworkPoliciesUser)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(l.PKI("kube-network-policies.token"), []byte(token), 0o600); err != nil {
-		return err
-	}
-	// argv[0] under the cluster directory: `down` recognises the process.
-	bin := l.nodePath("bin", "kube-network-policies")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return err
-	}
-	_ = os.Remove(bin)
-	if err := os.Symlink(o.NetPol, bin); err != nil {
-		return err
-	}
-	script := fmt.Sprintf(`#!/bin/sh
-# Generated by localcluster: kube-network-policies (unmodified) for the real
-# node. Runs as: nsenter --net=<node namespace> unshare --mount -- sh <this>.
-# The tmpfs on /run exists only in this private mount namespace.
-set -eu
-run="$(readlink -f /var/run)"
-mount -t tmpfs -o size=1m,mode=0755 localcluster-netpol "$run"
-sa="$run/secrets/kubernetes.io/serviceaccount"
-mkdir -p "$sa"
-cp %[1]q "$sa/ca.crt"
-cp %[2]q "$sa/token"
-export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=%[3]d
-exec %[4]q --hostname-override=%[5]s --metrics-bind-address=127.0.0.1:9080 --v=2
-`, l.PKI("ca.crt"), l.PKI("kube-network-policies.token"), s.Ports.APIServer, bin, RealNodeName)
-	return os.WriteFile(l.nodePath("kube-network-policies.sh"), []byte(script), 0o755)
-}
+// NetPolBinary is the link to the enforcer's binary, under the cluster
+// directory so that `down` recognises its process.
+func (l Layout) NetPolBinary() string { return l.nodePath("bin", "kube-router") }
 
-// NFTQueueSupported reports whether the kernel accepts nftables' queue
-// statement (CONFIG_NFT_QUEUE), which kube-network-policies' rules need;
-// probed with nft in a throw-away network namespace.
-func NFTQueueSupported() (bool, error) {
-	out, err := exec.Command("unshare", "--net", "sh", "-c",
-		"nft add table inet probe && nft add chain inet probe c '{ type filter hook postrouting priority 0; }' && nft add rule inet probe c meta l4proto 255 queue num 100 bypass").CombinedOutput()
-	if err == nil {
-		return true, nil
-	}
-	if strings.Contains(string(out), "No such file or directory") {
-		return false, nil
-	}
-	return false, fmt.Errorf("probing nft queue: %v: %s", err, strings.TrimSpace(string(out)))
+// netPolComponent runs kube-router, unmodified, as the node's NetworkPolicy
+// enforcer only: its network policy controller, with routing (BGP, CNI),
+// the service proxy (IPVS) and the load-balancer allocator off. It runs
+// inside the node's network namespace, so its iptables chains and ipsets
+// (both per network namespace) exist only there and disappear with it; it
+// reaches the apiserver at 127.0.0.1 through node-proxy with a client
+// certificate of its own. Health and metrics ports are off: nothing of it
+// listens. IPv4 only, like the node.
+func netPolComponent(l Layout, s State) Component {
+	return Component{Name: NetworkPolicies, Netns: l.NodeNetns(), Path: l.NetPolBinary(), Args: []string{
+		"--kubeconfig=" + l.PKI("netpol.kubeconfig"),
+		"--hostname-override=" + RealNodeName,
+		"--run-firewall=true",
+		"--run-router=false",
+		"--run-service-proxy=false",
+		"--run-loadbalancer=false",
+		"--enable-cni=false",
+		"--enable-ipv4=true",
+		"--enable-ipv6=false",
+		"--health-port=0",
+		"--metrics-port=0",
+		"--service-cluster-ip-range=" + s.Options.ServiceCIDR,
+		"--v=1",
+	}}
 }

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"bufio"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -9,9 +11,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 func realNodeState(t *testing.T) (Layout, State) {
@@ -109,7 +114,7 @@ func TestRealNodeFiles(t *testing.T) {
 			t.Errorf("tunable %s = %q, want %q", name, got, want)
 		}
 	}
-	for _, f := range []string{"kubelet.kubeconfig", "kube-network-policies.kubeconfig", "kubelet-serving.crt", "apiserver-kubelet-client.crt"} {
+	for _, f := range []string{"kubelet.kubeconfig", "netpol.kubeconfig", "kubelet-serving.crt", "apiserver-kubelet-client.crt"} {
 		if _, err := os.Stat(l.PKI(f)); err != nil {
 			t.Error(err)
 		}
@@ -122,11 +127,12 @@ func TestRealNodeComponents(t *testing.T) {
 	if want := componentNames(st.Options); len(comps) != len(want) || len(want) != len(ComponentNames)-1 {
 		t.Fatalf("%d components, want %d (all but the enforcer)", len(comps), len(want))
 	}
-	// With an enforcer, it runs inside the node's namespace, through the
-	// wrapper that gives it an in-cluster configuration.
+	// With an enforcer, kube-router runs inside the node's namespace, from
+	// the link under the cluster directory, as the network policy
+	// controller alone, with nothing listening.
 	withNP := st
 	rn := *st.Options.RealNode
-	rn.NetPol = "/opt/kube-network-policies"
+	rn.NetPol = "/opt/kube-router"
 	withNP.Options.RealNode = &rn
 	all := Components(l, withNP)
 	if len(all) != len(ComponentNames) {
@@ -135,8 +141,15 @@ func TestRealNodeComponents(t *testing.T) {
 	for _, c := range all {
 		if c.Name == NetworkPolicies {
 			got := strings.Join(c.argv("/bin/localcluster"), " ")
-			if want := "nsenter --net=" + l.NodeNetns() + " -- unshare --mount -- sh " + l.nodePath("kube-network-policies.sh"); got != want {
-				t.Errorf("enforcer argv %q, want %q", got, want)
+			if want := "nsenter --net=" + l.NodeNetns() + " -- " + l.NetPolBinary() + " "; !strings.HasPrefix(got, want) {
+				t.Errorf("enforcer argv %q, want prefix %q", got, want)
+			}
+			for _, flag := range []string{"--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--run-loadbalancer=false",
+				"--enable-cni=false", "--health-port=0", "--metrics-port=0", "--hostname-override=" + RealNodeName,
+				"--kubeconfig=" + l.PKI("netpol.kubeconfig"), "--service-cluster-ip-range=" + st.Options.ServiceCIDR} {
+				if !slices.Contains(c.Args, flag) {
+					t.Errorf("enforcer lacks %s: %v", flag, c.Args)
+				}
 			}
 		}
 	}
@@ -223,7 +236,7 @@ func TestServeConnect(t *testing.T) {
 
 func TestNetPolFiles(t *testing.T) {
 	l, st := realNodeState(t)
-	st.Options.RealNode.NetPol = "/opt/netpol/kube-network-policies"
+	st.Options.RealNode.NetPol = "/opt/netpol/kube-router"
 	p, err := GeneratePKI(net.ParseIP("10.96.0.1"))
 	if err != nil {
 		t.Fatal(err)
@@ -234,20 +247,31 @@ func TestNetPolFiles(t *testing.T) {
 	if err := writeConfigFiles(l, st, p); err != nil {
 		t.Fatal(err)
 	}
-	tokens, _ := os.ReadFile(l.PKI("tokens.csv"))
-	token, _ := os.ReadFile(l.PKI("kube-network-policies.token"))
-	if lines := strings.Split(strings.TrimSpace(string(tokens)), "\n"); len(lines) != 2 ||
-		lines[1] != string(token)+","+NetworkPoliciesUser+","+NetworkPoliciesUser {
-		t.Errorf("tokens.csv:\n%s", tokens)
-	}
-	if target, err := os.Readlink(l.nodePath("bin", "kube-network-policies")); err != nil || target != st.Options.RealNode.NetPol {
+	if target, err := os.Readlink(l.NetPolBinary()); err != nil || target != st.Options.RealNode.NetPol {
 		t.Errorf("binary link: %q %v", target, err)
 	}
-	script, _ := os.ReadFile(l.nodePath("kube-network-policies.sh"))
-	for _, want := range []string{`mount -t tmpfs`, "KUBERNETES_SERVICE_PORT=6443", "--hostname-override=" + RealNodeName,
-		"--metrics-bind-address=127.0.0.1:9080", l.nodePath("bin", "kube-network-policies")} {
-		if !strings.Contains(string(script), want) {
-			t.Errorf("wrapper lacks %q:\n%s", want, script)
+	if !strings.HasPrefix(l.NetPolBinary(), l.NodeDir()+"/") {
+		t.Errorf("binary link %s is not under %s: down would not recognise the process", l.NetPolBinary(), l.NodeDir())
+	}
+	// Its own identity (a client certificate), nothing in the static tokens.
+	kc, err := clientcmd.LoadFromFile(l.PKI("netpol.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range kc.AuthInfos {
+		block, _ := pem.Decode(ai.ClientCertificateData)
+		if block == nil {
+			t.Fatal("netpol.kubeconfig has no client certificate")
 		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Subject.CommonName != NetworkPoliciesUser || len(cert.Subject.Organization) != 0 {
+			t.Errorf("enforcer identity %v, want CN=%s and no group", cert.Subject, NetworkPoliciesUser)
+		}
+	}
+	if tokens, _ := os.ReadFile(l.PKI("tokens.csv")); strings.Count(strings.TrimSpace(string(tokens)), "\n") != 0 {
+		t.Errorf("tokens.csv has more than the admin token:\n%s", tokens)
 	}
 }

@@ -38,7 +38,7 @@ Node flags: --system-nodes N --gvisor-nodes N --node-cpu Q --node-memory Q --nod
 Real node (opt-in, root only; see README "Real node"):
   --real-node --real-node-gvisor DIR --real-node-images DIR [--real-node-netpol BIN]
   [--real-node-pod-cidr 198.18.0.0/24] [--real-node-cluster-dns 169.254.20.10]
-  adds node gvisor-real-0: kubelet + containerd + runsc (gVisor) + CNI bridge + kube-network-policies
+  adds node gvisor-real-0: kubelet + containerd + runsc (gVisor) + CNI bridge + NetworkPolicy enforcer (kube-router)
 `
 
 func main() {
@@ -82,9 +82,9 @@ func command(name string, args []string) int {
 		fs.IntVar(&opts.NodePods, "node-pods", def.NodePods, "pod capacity of every fake node")
 		fs.StringVar(&opts.ServiceCIDR, "service-cidr", def.ServiceCIDR, "service cluster IP range")
 		fs.StringVar(&opts.PodCIDR, "pod-cidr", def.PodCIDR, "pod IP range, split into one /24 per node")
-		fs.BoolVar(&realNode, "real-node", false, "add a real node (kubelet, containerd, runsc, CNI bridge, kube-network-policies) that runs pods for real; needs root")
+		fs.BoolVar(&realNode, "real-node", false, "add a real node (kubelet, containerd, runsc, CNI bridge, kube-router as NetworkPolicy enforcer) that runs pods for real; needs root")
 		fs.StringVar(&realOpts.GVisor, "real-node-gvisor", "", "directory with runsc and containerd-shim-runsc-v1 (build-gvisor.sh prints it)")
-		fs.StringVar(&realOpts.NetPol, "real-node-netpol", "", "kube-network-policies binary (build-netpol.sh prints it) to enforce NetworkPolicy; needs a kernel with nft_queue")
+		fs.StringVar(&realOpts.NetPol, "real-node-netpol", "", "kube-router binary (build-netpol.sh prints it), run as the NetworkPolicy enforcer (iptables and ipsets in the node's network namespace)")
 		fs.StringVar(&realOpts.Images, "real-node-images", "", "directory of OCI image archives (*.tar, including pause.tar) to import into the real node")
 		fs.StringVar(&realOpts.PodCIDR, "real-node-pod-cidr", realOpts.PodCIDR, "the real node's pod range (inside its own network namespace)")
 		fs.StringVar(&realOpts.ClusterDNS, "real-node-cluster-dns", realOpts.ClusterDNS, "nameserver in the real node's pods' resolv.conf")
