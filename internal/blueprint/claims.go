@@ -53,19 +53,13 @@ type ClaimRequestsModel struct {
 	Storage types.String `tfsdk:"storage"`
 }
 
+// The types of a volume claim template's values, derived from its schema
+// attribute.
 var (
-	requestsType = types.ObjectType{AttrTypes: map[string]attr.Type{"storage": types.StringType}}
-	claimResType = types.ObjectType{AttrTypes: map[string]attr.Type{"requests": requestsType}}
 	// VolumeClaimTemplateType is the element type of volume_claim_templates.
-	VolumeClaimTemplateType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"name":               types.StringType,
-		"labels":             types.MapType{ElemType: types.StringType},
-		"annotations":        types.MapType{ElemType: types.StringType},
-		"access_modes":       types.ListType{ElemType: types.StringType},
-		"storage_class_name": types.StringType,
-		"resources":          claimResType,
-		"volume_mode":        types.StringType,
-	}}
+	VolumeClaimTemplateType = tfvalues.ElementType(VolumeClaimTemplatesAttribute(""))
+	claimResType            = VolumeClaimTemplateType.AttrTypes["resources"].(types.ObjectType)
+	requestsType            = claimResType.AttrTypes["requests"].(types.ObjectType)
 )
 
 // VolumeClaimTemplatesAttribute is `volume_claim_templates` for a resource

@@ -2,6 +2,7 @@ package netrules
 
 import (
 	"context"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -26,16 +27,11 @@ type Rules struct {
 	BlockMetadataServer types.Bool `tfsdk:"block_metadata_server"`
 }
 
-// AttrTypes are the attribute types of the object Attributes make.
-func AttrTypes() map[string]attr.Type {
-	return map[string]attr.Type{
-		"ingress":               types.ListType{ElemType: ingressType},
-		"allow_dns":             types.BoolType,
-		"allow_internet":        types.BoolType,
-		"allow_egress":          types.ListType{ElemType: egressType},
-		"block_metadata_server": types.BoolType,
-	}
-}
+// AttrTypes are the attribute types of the object Attributes make,
+// derived from them (once).
+func AttrTypes() map[string]attr.Type { return rulesType().AttrTypes }
+
+var rulesType = sync.OnceValue(func() types.ObjectType { return tfvalues.ObjectType(Attributes()) })
 
 // Nested object models. Containers stay framework values (types.List,
 // types.Object) because any of them may be null or unknown in a plan.
@@ -74,33 +70,17 @@ type portModel struct {
 	Protocol types.String `tfsdk:"protocol"`
 }
 
-// Attribute types of the nested objects; Attributes (schema.go) declares
-// the same shapes.
+// Attribute types of the nested objects, derived from the attributes
+// that declare them in schema.go (not from Attributes, whose ingress
+// default is built with these types).
 var (
-	stringList      = types.ListType{ElemType: types.StringType}
-	requirementType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"key": types.StringType, "operator": types.StringType, "values": stringList,
-	}}
 	// SelectorType is the type of a SelectorAttribute.
-	SelectorType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"match_labels":      types.MapType{ElemType: types.StringType},
-		"match_expressions": types.ListType{ElemType: requirementType},
-	}}
-	portType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"port": types.StringType, "end_port": types.Int64Type, "protocol": types.StringType,
-	}}
-	ipBlockType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"cidr": types.StringType, "except": stringList,
-	}}
-	ingressType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"namespace_selector": SelectorType,
-		"pod_selector":       SelectorType,
-		"ip_block":           ipBlockType,
-		"ports":              types.ListType{ElemType: portType},
-	}}
-	egressType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"cidr": types.StringType, "except": stringList, "ports": types.ListType{ElemType: portType},
-	}}
+	SelectorType    = tfvalues.ElementType(SelectorAttribute(""))
+	requirementType = tfvalues.ElementType(SelectorAttribute("").Attributes["match_expressions"])
+	portType        = tfvalues.ElementType(portsAttribute(""))
+	ipBlockType     = tfvalues.ElementType(ipBlockAttribute(""))
+	ingressType     = tfvalues.ObjectType(ingressObject().Attributes)
+	egressType      = tfvalues.ObjectType(egressObject().Attributes)
 )
 
 // expander turns framework values into an Intent. Instead of failing on an

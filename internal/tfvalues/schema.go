@@ -1,10 +1,13 @@
 package tfvalues
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // typed is what every schema attribute is (resource, data source and
@@ -46,4 +49,36 @@ func ElementType(a typed) types.ObjectType {
 		return o.ObjectType()
 	}
 	panic(fmt.Sprintf("tfvalues.ElementType: %T is not a nested attribute (its type is %s)", a, a.GetType()))
+}
+
+// CheckModel reports whether model (a pointer to a struct with tfsdk tags)
+// fits t: an object of type t with every attribute null reads into it and
+// converts back to the same object. Every family's tests call it for each
+// model whose type is derived from the schema, so a field the schema lacks,
+// an attribute the model lacks, or a field of the wrong kind fails a unit
+// test instead of a plan.
+func CheckModel(ctx context.Context, t types.ObjectType, model any) error {
+	nulls := map[string]tftypes.Value{}
+	for name, at := range t.AttrTypes {
+		nulls[name] = tftypes.NewValue(at.TerraformType(ctx), nil)
+	}
+	v, err := t.ValueFromTerraform(ctx, tftypes.NewValue(t.TerraformType(ctx), nulls))
+	if err != nil {
+		return fmt.Errorf("building a null-attribute %s: %w", t, err)
+	}
+	obj, ok := v.(types.Object)
+	if !ok {
+		return fmt.Errorf("%s built a %T, not an object", t, v)
+	}
+	if d := obj.As(ctx, model, basetypes.ObjectAsOptions{}); d.HasError() {
+		return fmt.Errorf("reading %s into %T: %v", t, model, d)
+	}
+	back, d := types.ObjectValueFrom(ctx, t.AttrTypes, model)
+	if d.HasError() {
+		return fmt.Errorf("converting %T to %s: %v", model, t, d)
+	}
+	if !back.Equal(obj) {
+		return fmt.Errorf("%T converts to %s, want %s", model, back, obj)
+	}
+	return nil
 }

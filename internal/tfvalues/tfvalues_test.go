@@ -255,3 +255,31 @@ func TestTypesDerivedFromTheSchema(t *testing.T) {
 	}()
 	tfvalues.ElementType(attrs["name"])
 }
+
+func TestCheckModel(t *testing.T) {
+	ctx := context.Background()
+	if err := tfvalues.CheckModel(ctx, pairType, &pair{}); err != nil {
+		t.Errorf("a fitting model: %v", err)
+	}
+	type missing struct {
+		Name types.String `tfsdk:"name"`
+	}
+	if err := tfvalues.CheckModel(ctx, pairType, &missing{}); err == nil {
+		t.Error("a model without count passed")
+	}
+	type extra struct {
+		Name  types.String `tfsdk:"name"`
+		Count types.Int64  `tfsdk:"count"`
+		More  types.Bool   `tfsdk:"more"`
+	}
+	if err := tfvalues.CheckModel(ctx, pairType, &extra{}); err == nil {
+		t.Error("a model with an attribute the type lacks passed")
+	}
+	type wrongKind struct {
+		Name  types.String `tfsdk:"name"`
+		Count types.String `tfsdk:"count"`
+	}
+	if err := tfvalues.CheckModel(ctx, pairType, &wrongKind{}); err == nil {
+		t.Error("a model with a string count passed")
+	}
+}

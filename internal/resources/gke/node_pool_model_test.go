@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var bg = context.Background()
@@ -490,5 +492,25 @@ func TestGKEOwnedLabelKeyPath(t *testing.T) {
 	}
 	if got := resp.Diagnostics[0].(diag.DiagnosticWithPath).Path().String(); got != `labels["sandbox.gke.io/runtime"]` {
 		t.Errorf("path %s", got)
+	}
+}
+
+// TestDerivedTypesFitTheModels: the object types derived from the schema's
+// attributes read into, and convert back from, the models the code uses.
+func TestDerivedTypesFitTheModels(t *testing.T) {
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		typ   types.ObjectType
+		model any
+	}{
+		"autoscaling":              {autoscalingType, &autoscalingModel{}},
+		"taint":                    {taintType, &taintModel{}},
+		"management":               {managementType, &managementModel{}},
+		"shielded_instance_config": {shieldedType, &shieldedModel{}},
+		"upgrade_settings":         {upgradeType, &upgradeSettingsModel{}},
+	} {
+		if err := tfvalues.CheckModel(ctx, c.typ, c.model); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
