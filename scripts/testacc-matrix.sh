@@ -30,16 +30,32 @@ if [[ ${1:-} != inner ]]; then
 	mkdir -p "$OUT"
 	step "the CLIs of the matrix (built from the Go module proxy, cached in .cache/tfcli)"
 	t0=$SECONDS
-	tools/tfcli/build.sh >"$OUT/clis.txt"
+	if [[ -z ${MATRIX:-} ]]; then
+		tools/tfcli/build.sh >"$OUT/clis.txt"
+	else
+		# Only the CLIs asked for; the Terraform on PATH is used as it is.
+		onpath=$(terraform version -json 2>/dev/null | sed -n 's/.*"terraform_version": *"\([^"]*\)".*/terraform-\1/p')
+		: >"$OUT/clis.txt"
+		for l in $MATRIX; do
+			case $l in
+			"$onpath") echo "$l $(command -v terraform)" >>"$OUT/clis.txt" ;;
+			terraform-*) tools/tfcli/build.sh "terraform@v${l#terraform-}" >>"$OUT/clis.txt" ;;
+			tofu-*) tools/tfcli/build.sh "opentofu@v${l#tofu-}" >>"$OUT/clis.txt" ;;
+			*) echo "MATRIX: unknown CLI $l (terraform-<version> or tofu-<version>)" >&2; exit 2 ;;
+			esac
+		done
+	fi
 	echo "    ready in $((SECONDS - t0)) s:"
 	sed 's/^/    /' "$OUT/clis.txt"
 
-	platform=$(go env GOOS)_$(go env GOARCH)
-	step "release artifacts for $platform (goreleaser, checked)"
-	: "${GORELEASER:?run make testacc-matrix (it builds goreleaser), or set GORELEASER}"
-	RELEASE_PLATFORMS=$platform RELEASE_DIST=$OUT/dist scripts/release.sh | sed 's/^/    /'
-	rm -rf "$OUT/mirror"
-	.cache/bin/release mirror -dist "$OUT/dist" -platforms "$platform" -dir "$OUT/mirror" -cli-config "$OUT/mirror.tfrc" | sed 's/^/    /'
+	if [[ -z ${MATRIX_PARTS:-} || " $MATRIX_PARTS " == *" mirror "* || " $MATRIX_PARTS " == *" module "* ]]; then
+		platform=$(go env GOOS)_$(go env GOARCH)
+		step "release artifacts for $platform (goreleaser, checked)"
+		: "${GORELEASER:?run make testacc-matrix (it builds goreleaser), or set GORELEASER}"
+		RELEASE_PLATFORMS=$platform RELEASE_DIST=$OUT/dist scripts/release.sh | sed 's/^/    /'
+		rm -rf "$OUT/mirror"
+		.cache/bin/release mirror -dist "$OUT/dist" -platforms "$platform" -dir "$OUT/mirror" -cli-config "$OUT/mirror.tfrc" | sed 's/^/    /'
+	fi
 
 	step "one local cluster for the whole matrix (testenv)"
 	go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
