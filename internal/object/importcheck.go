@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -82,4 +83,42 @@ func (m importedName) PlanModifyString(ctx context.Context, req planmodifier.Str
 			"import %s and then replace it, deleting %s to create %s. If you meant to adopt %s, set name and "+
 			"namespace to match it; if you meant %s, use the import ID %q.",
 			imported, m.kind, imported, configured, imported, imported, configured, imported, configured, configured))
+}
+
+// privateImportRead is set by the first Read that finds the imported
+// object: from then on a missing object is one deleted out of band (removed
+// from the state), not a mistaken import ID.
+const privateImportRead = "agentsandbox_import_read"
+
+type privateData interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+// pendingImport returns the import marker when the Read at hand is the one
+// that follows ImportState (no Read has found the object since).
+func pendingImport(ctx context.Context, p privateData) (importMarker, bool) {
+	var mk importMarker
+	if p == nil {
+		return mk, false
+	}
+	raw, diags := p.GetKey(ctx, privateImported)
+	if diags.HasError() || len(raw) == 0 || json.Unmarshal(raw, &mk) != nil {
+		return mk, false
+	}
+	if done, _ := p.GetKey(ctx, privateImportRead); len(done) > 0 {
+		return mk, false
+	}
+	return mk, true
+}
+
+// importNotFound is the error of an import whose object does not exist,
+// instead of Terraform's "Cannot import non-existent remote object" with
+// its advice about regions and endpoints.
+func importNotFound(k Kind, mk importMarker) diag.Diagnostic {
+	id := ID(mk.Namespace, mk.Name)
+	return diag.NewErrorDiagnostic(fmt.Sprintf("%s %s not found", k.Kind, id),
+		fmt.Sprintf("The import ID %q names the %s %q in namespace %q, and the cluster has no such object (%s). "+
+			"Check the ID (`<namespace>/<name>`, or `<name>` for the %q namespace) and that the provider points at "+
+			"the cluster that has it. To create the object instead, remove the import: this resource then creates it.",
+			id, k.Kind, mk.Name, mk.Namespace, k.GVR.Resource+"."+k.GVR.Group+"/"+k.GVR.Version, DefaultNamespace))
 }

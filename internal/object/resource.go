@@ -231,6 +231,14 @@ func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
+	imported, importing := pendingImport(ctx, req.Private)
+	if !found && importing {
+		resp.Diagnostics.Append(importNotFound(r.f.Kind, imported))
+		return
+	}
+	if importing {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImportRead, []byte(`true`))...)
+	}
 	if !found {
 		tflog.Info(ctx, fmt.Sprintf("%s is gone; removing it from the state", r.f.Kind.Kind), map[string]any{
 			"namespace": ns, "name": name,

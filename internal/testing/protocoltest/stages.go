@@ -131,3 +131,34 @@ func (s *Server) ImportThenPlan(t testing.TB, typeName, id string, cfg map[strin
 	}
 	return resp.Diagnostics
 }
+
+// ImportThenRead imports id into the resource typeName and reads it, as
+// terraform import and an import block do, returning the read's
+// diagnostics and whether the object is still in the state. The provider
+// must have been configured (ConfigureProvider) with clients that can read.
+func (s *Server) ImportThenRead(t testing.TB, typeName, id string) ([]*tfprotov6.Diagnostic, bool) {
+	t.Helper()
+	imp, err := s.srv.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName, ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Errors(imp.Diagnostics); len(errs) > 0 || len(imp.ImportedResources) != 1 {
+		t.Fatalf("import of %q: %d objects\n  %s", id, len(imp.ImportedResources), Describe(imp.Diagnostics))
+	}
+	got := imp.ImportedResources[0]
+	resp, err := s.srv.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{
+		TypeName: typeName, CurrentState: got.State, Private: got.Private,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	if resp.NewState != nil {
+		v, err := resp.NewState.Unmarshal(s.ResourceType(t, typeName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = !v.IsNull()
+	}
+	return resp.Diagnostics, kept
+}
