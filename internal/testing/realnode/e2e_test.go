@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,23 +29,27 @@ import (
 )
 
 const (
-	sandboxNS  = "agent-sandboxes"
-	routerNS   = "agent-sandbox-system" // the network policy's default router namespace
-	realNode   = "gvisor-real-0"
-	pythonImg  = "localhost/localcluster/python3:3.11"
-	busyboxImg = "localhost/localcluster/busybox:1.35"
-	agentPort  = 8888
+	sandboxNS = "agent-sandboxes"
+	routerNS  = "agent-sandbox-system" // the network policy's default router namespace
+	realNode  = "gvisor-real-0"
+	pythonImg = "localhost/localcluster/python3:3.11"
 )
 
-// agentScript is the sandbox's program: an HTTP server on 8888 (the port the
-// policy's default router rule admits), as an agent runtime would have.
-const agentScript = `import http.server
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.end_headers(); self.wfile.write(b"sandbox-agent")
-    def log_message(self, *a): pass
-http.server.ThreadingHTTPServer(("0.0.0.0", 8888), H).serve_forever()
-`
+// agentScript is the program of every pod of the run: an HTTP server on
+// AgentPort (the port the policy's default router rule admits) and on
+// OtherPort, each answering with agentBody, as an agent runtime would have.
+var agentScript = fmt.Sprintf(`import http.server, threading
+def serve(port):
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers(); self.wfile.write(("agent %%d" %% port).encode())
+        def log_message(self, *a): pass
+    http.server.ThreadingHTTPServer(("0.0.0.0", port), H).serve_forever()
+threading.Thread(target=serve, args=(%d,), daemon=True).start()
+serve(%d)
+`, OtherPort, AgentPort)
+
+func agentBody(port int) string { return fmt.Sprintf("agent %d", port) }
 
 // identityScript reports, from inside a container, what the isolation
 // claims are about.
@@ -67,43 +74,121 @@ except Exception as e:
 print(json.dumps(out))
 `
 
-// probeScript tries every target concurrently and prints a JSON map of
-// "ok:<body or address>" / "fail:<error>".
-const probeScript = `import json, socket, sys, urllib.request
+// probeScript runs probes concurrently: argv[1] is the DNS name to ask
+// for, argv[2] a JSON list of [protocol, host, port]; it prints a JSON
+// list of "ok:<answer>" / "fail:<error>" in the same order. HTTP answers
+// are the response body; DNS answers the first A record. Every attempt
+// times out after 3 s.
+const probeScript = `import json, random, socket, struct, sys
 from concurrent.futures import ThreadPoolExecutor
-def http(url):
+NAME = sys.argv[1]
+def http(host, port):
+    s = socket.create_connection((host, port), timeout=3)
     try:
-        with urllib.request.urlopen(url, timeout=4) as r:
-            return "ok:" + r.read().decode(errors="replace")[:60]
-    except Exception as e:
-        return "fail:" + type(e).__name__ + ": " + str(e)[:100]
-def dns(name):
+        s.settimeout(3)
+        s.sendall(b"GET / HTTP/1.0\r\nHost: probe\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            data += b
+    finally:
+        s.close()
+    return data.partition(b"\r\n\r\n")[2].decode(errors="replace")[:80]
+def query():
+    q = struct.pack(">HHHHHH", random.randint(0, 65535), 0x0100, 1, 0, 0, 0)
+    for label in NAME.rstrip(".").split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\x00" + struct.pack(">HH", 1, 1)
+def parse(r):
+    flags, an = struct.unpack(">H", r[2:4])[0], struct.unpack(">H", r[6:8])[0]
+    if flags & 0xF:
+        return "rcode %d" % (flags & 0xF)
+    i = 12
+    while r[i] != 0:
+        i += r[i] + 1
+    i += 5
+    for _ in range(an):
+        if r[i] & 0xC0 == 0xC0:
+            i += 2
+        else:
+            while r[i] != 0:
+                i += r[i] + 1
+            i += 1
+        typ, _, _, rdlen = struct.unpack(">HHIH", r[i:i + 10])
+        i += 10
+        if typ == 1:
+            return socket.inet_ntoa(r[i:i + 4])
+        i += rdlen
+    return "no A record"
+def dns_udp(host, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(3)
     try:
-        return "ok:" + socket.gethostbyname(name)
+        s.sendto(query(), (host, port))
+        return parse(s.recv(1500))
+    finally:
+        s.close()
+def dns_tcp(host, port):
+    s = socket.create_connection((host, port), timeout=3)
+    try:
+        s.settimeout(3)
+        q = query()
+        s.sendall(struct.pack(">H", len(q)) + q)
+        data = b""
+        while len(data) < 2 or len(data) < 2 + struct.unpack(">H", data[:2])[0]:
+            b = s.recv(4096)
+            if not b:
+                break
+            data += b
+        return parse(data[2:])
+    finally:
+        s.close()
+def probe(t):
+    proto, host, port = t
+    try:
+        return "ok:" + {"http": http, "dns-udp": dns_udp, "dns-tcp": dns_tcp}[proto](host, port)
     except Exception as e:
-        return "fail:" + type(e).__name__ + ": " + str(e)[:100]
-with ThreadPoolExecutor(8) as ex:
-    jobs = {a: ex.submit(http if a.startswith("http") else dns, a.split("=", 1)[1]) for a in sys.argv[1:]}
-print(json.dumps({k: f.result() for k, f in jobs.items()}))
+        return "fail:%s: %s" % (type(e).__name__, str(e)[:100])
+targets = json.loads(sys.argv[2])
+with ThreadPoolExecutor(16) as ex:
+    print(json.dumps(list(ex.map(probe, targets))))
 `
 
-// templateConfig is the configuration under test. strict: the same policy
-// with nothing allowed (allow_dns and allow_egress removed), applied as an
-// in-place update.
-func templateConfig(name string, strict bool) string {
-	egress := fmt.Sprintf(`
-  allow_dns = true
-  allow_egress = [
-    { cidr = "%s/32", ports = [{ port = 80 }] },
-    { cidr = "169.254.0.0/16", ports = [{ port = 80 }] },
-  ]`, allowedIP)
-	if strict {
-		egress = "\n  # Nothing allowed: egress (DNS included) is denied by default."
+// Names of the two templates under test (see Probes for their roles).
+const (
+	allowListTemplate = "e2e-python"
+	internetTemplate  = "e2e-internet"
+	managedTemplate   = "e2e-managed"
+)
+
+// templateConfig is the configuration under test: three hardened
+// templates, each with a warm pool of one: "sandbox" with an isolation
+// policy allowing DNS and the allow-list AllowListEgress, "internet" with
+// one allowing the internet alone (both with the default ingress), and
+// "managed", left to the controller's default policy. strict: the first
+// policy updated in place to allow nothing (no DNS, no egress, no ingress).
+func templateConfig(strict bool) string {
+	var egress strings.Builder
+	egress.WriteString("\n  allow_dns = true\n  allow_egress = [\n")
+	for _, e := range AllowListEgress {
+		except := ""
+		if len(e.Except) > 0 {
+			except = fmt.Sprintf(", except = [%q]", strings.Join(e.Except, `", "`))
+		}
+		fmt.Fprintf(&egress, "    { cidr = %q%s, ports = [{ port = %d }] },\n", e.CIDR, except, e.Port)
 	}
-	return fmt.Sprintf(`
-resource "agentsandbox_sandbox_template" "e2e" {
-  name      = %[1]q
-  namespace = %[2]q
+	egress.WriteString("  ]")
+	policy := egress.String()
+	if strict {
+		policy = "\n  # Nothing allowed: no ingress, and no egress (DNS included).\n  ingress = []"
+	}
+	template := func(res, name, management string) string {
+		return fmt.Sprintf(`
+resource "agentsandbox_sandbox_template" %[1]q {
+  name      = %[2]q
+  namespace = %[3]q
 
   # Everything else is the provider's hardened default: runtime_class_name
   # gvisor, no service-account token, non-root, no privilege escalation,
@@ -113,37 +198,49 @@ resource "agentsandbox_sandbox_template" "e2e" {
     security_context = { run_as_user = 1000 }
     containers = [{
       name      = "agent"
-      image     = %[3]q
-      command   = ["python3", "-c", %[4]s]
-      ports     = [{ container_port = %[5]d }]
+      image     = %[4]q
+      command   = ["python3", "-c", %[5]s]
+      ports     = [{ container_port = %[6]d }]
       resources = { limits = { cpu = "500m", memory = "512Mi" } }
     }]
   }
-  # The isolation comes from agentsandbox_network_policy below alone.
-  network_policy_management = "Unmanaged"
+  network_policy_management = %[7]q
 }
 
-resource "agentsandbox_warm_pool" "e2e" {
-  name      = "%[1]s-pool"
-  namespace = %[2]q
-  template  = agentsandbox_sandbox_template.e2e.name
+resource "agentsandbox_warm_pool" %[1]q {
+  name      = "%[2]s-pool"
+  namespace = %[3]q
+  template  = agentsandbox_sandbox_template.%[1]s.name
   replicas  = 1
 }
-
-# Ingress: the default (router pods app=sandbox-router in agent-sandbox-system,
-# on 8888). Egress: DNS, one test server, and a link-local range that
-# contains the metadata server, which the provider carves out.
+`, res, name, sandboxNS, pythonImg, acctest.HCLString(agentScript), AgentPort, management)
+	}
+	// "Unmanaged": the isolation comes from agentsandbox_network_policy
+	// alone; "Managed" without network_policy: the controller's default.
+	return template("e2e", allowListTemplate, "Unmanaged") + template("internet", internetTemplate, "Unmanaged") +
+		template("managed", managedTemplate, "Managed") + fmt.Sprintf(`
+# Ingress (both): the default, router pods app=sandbox-router in
+# agent-sandbox-system, on 8888.
 resource "agentsandbox_network_policy" "e2e" {
   name      = "%[1]s-isolation"
   namespace = %[2]q
-  template  = agentsandbox_sandbox_template.e2e.name%[6]s
-}
-`, name, sandboxNS, pythonImg, acctest.HCLString(agentScript), agentPort, egress)
+  template  = agentsandbox_sandbox_template.e2e.name%[3]s
 }
 
-// TestE2E applies a hardened template, a warm pool and an isolation policy
-// with the provider, then checks from inside the real gVisor sandbox that
-// the claims hold. The subtests are the checks the resource docs name.
+resource "agentsandbox_network_policy" "internet" {
+  name           = "%[4]s-isolation"
+  namespace      = %[2]q
+  template       = agentsandbox_sandbox_template.internet.name
+  allow_internet = true
+}
+`, allowListTemplate, sandboxNS, policy, internetTemplate)
+}
+
+// TestE2E applies three hardened templates, their warm pools and isolation
+// policies with the provider, then checks from inside the real gVisor
+// sandboxes that the claims hold: the isolation of the sandbox itself, and
+// every probe of Probes. The subtests are the checks the resource docs
+// name.
 func TestE2E(t *testing.T) {
 	requireEnv(t)
 	acctest.PreCheck(t)
@@ -160,15 +257,14 @@ func TestE2E(t *testing.T) {
 	}
 	startOutside(t)
 
-	// Helper pods, all in gVisor on the real node: the router and two
-	// pods that must not get in (right namespace without the label, the
-	// label in the wrong namespace), and a control sandbox that no policy
-	// selects.
+	// Helper pods, all in gVisor on the real node: the router, two pods
+	// that must not get in (right namespace without the label, the label
+	// in the wrong namespace), and a control that no policy selects.
 	helpers := []*corev1.Pod{
-		helperPod(routerNS, "router", map[string]string{"app": "sandbox-router"}, busyboxImg, "sleep", "3600"),
-		helperPod(routerNS, "stranger", map[string]string{"app": "not-the-router"}, busyboxImg, "sleep", "3600"),
-		helperPod(sandboxNS, "impostor", map[string]string{"app": "sandbox-router"}, busyboxImg, "sleep", "3600"),
-		helperPod(sandboxNS, "control", map[string]string{"app": "control-sandbox"}, pythonImg, "python3", "-c", agentScript),
+		helperPod(routerNS, "router", map[string]string{"app": "sandbox-router"}),
+		helperPod(routerNS, "stranger", map[string]string{"app": "not-the-router"}),
+		helperPod(sandboxNS, "impostor", map[string]string{"app": "sandbox-router"}),
+		helperPod(sandboxNS, "control", map[string]string{"app": "control-sandbox"}),
 	}
 	for _, p := range helpers {
 		if _, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
@@ -183,33 +279,66 @@ func TestE2E(t *testing.T) {
 	}
 	t.Logf("helper pods running after %s", time.Since(t0).Round(time.Millisecond))
 
-	name := "e2e-python"
+	pods := func() map[string]*corev1.Pod {
+		m := map[string]*corev1.Pod{
+			"sandbox":  sandboxPod(t, cs, allowListTemplate),
+			"internet": sandboxPod(t, cs, internetTemplate),
+			"managed":  sandboxPod(t, cs, managedTemplate),
+		}
+		for _, p := range helpers {
+			m[p.Name] = getPod(t, cs, p.Namespace, p.Name)
+		}
+		return m
+	}
+	runStep := func(step int) {
+		requireEnforcer(t)
+		t1 := time.Now()
+		groups := runProbes(cs, cfg, pods(), step)
+		t.Logf("step %d: %d probe groups ran in %s (%s into the run)", step, len(groups), time.Since(t1).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+		if step == 1 {
+			// The enforcer's state while the policies apply: what down
+			// must remove with the node's namespace.
+			recordEnforcerState(t)
+		}
+		var checks []string
+		for _, g := range groups {
+			if !slices.Contains(checks, g.check) {
+				checks = append(checks, g.check)
+			}
+		}
+		for _, check := range checks {
+			t.Run(check, func(t *testing.T) {
+				for _, g := range groups {
+					if g.check == check {
+						g.report(t)
+					}
+				}
+			})
+		}
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(name, false)),
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(false)),
 			Check: func(*terraform.State) error {
-				t.Logf("template, warm pool and policy applied; warm pool ready after %s", time.Since(t0).Round(time.Millisecond))
-				sandbox := sandboxPod(t, cs, name)
-				control := getPod(t, cs, sandboxNS, "control")
-				t.Run("sandbox_isolation", func(t *testing.T) { checkIsolation(t, cs, cfg, sandbox) })
-				t.Run("egress", func(t *testing.T) { skipNoEnforcement(t); checkEgress(t, cs, cfg, sandbox, control) })
-				t.Run("ingress", func(t *testing.T) { skipNoEnforcement(t); checkIngress(t, cs, cfg, sandbox, control) })
+				t.Logf("templates, warm pools and policies applied; warm pools ready after %s", time.Since(t0).Round(time.Millisecond))
+				t.Run("sandbox_isolation", func(t *testing.T) { checkIsolation(t, cs, cfg, sandboxPod(t, cs, allowListTemplate)) })
+				runStep(1)
 				return nil
 			},
 		}, {
-			// The policy updated in place to allow nothing: what was
-			// reachable a moment ago is now cut off, DNS included.
-			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(name, true)),
+			// The allow-list policy updated in place to allow nothing:
+			// what was reachable a moment ago is now cut off.
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(true)),
 			Check: func(*terraform.State) error {
-				sandbox := sandboxPod(t, cs, name)
-				t.Run("egress_default_deny", func(t *testing.T) { skipNoEnforcement(t); checkDefaultDeny(t, cs, cfg, sandbox) })
+				runStep(2)
 				return nil
 			},
 		}},
 	})
-	t.Logf("end-to-end run took %s", time.Since(t0).Round(time.Millisecond))
+	writeResults(t)
+	t.Logf("end-to-end run took %s (the last step's destroy included)", time.Since(t0).Round(time.Millisecond))
 }
 
 // checkIsolation: the sandbox runs in gVisor, as non-root, without
@@ -258,192 +387,133 @@ func checkIsolation(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, pod
 		fmt.Sprintf("/var/run/secrets/kubernetes.io/serviceaccount exists: %v, automountServiceAccountToken %v", id.Token, ptr.Deref(pod.Spec.AutomountServiceAccountToken, true)))
 }
 
-// checkEgress: with the policy, the sandbox reaches the allowed server, the
-// allowed link-local range and DNS, but neither a server outside the
-// allow-list nor the metadata server inside the allowed range. The control
-// sandbox (no policy) reaches everything, which shows that the failures are
-// the policy's doing and not a missing route.
-func checkEgress(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbox, control *corev1.Pod) {
-	const test = "TestE2E/egress"
-	targets := []string{
-		"http=http://" + allowedIP + "/", "http=http://" + deniedIP + "/",
-		"http=http://" + linkLocalIP + "/", "http=http://" + metadataIP + "/",
-		"dns=" + allowedName,
-	}
-	key := func(i int) string { return targets[i] }
-	want := map[string]map[string]string{
-		"sandbox": {key(0): "ok:" + allowedBody, key(1): "fail", key(2): "ok:" + linkLocalBody, key(3): "fail", key(4): "ok:" + allowedIP},
-		"control": {key(0): "ok:" + allowedBody, key(1): "ok:" + deniedBody, key(2): "ok:" + linkLocalBody, key(3): "ok:" + metadataBody, key(4): "ok:" + allowedIP},
-	}
-	names := map[string]string{
-		key(0): "allowed test server " + allowedIP + ":80",
-		key(1): "test server outside the allow-list " + deniedIP + ":80",
-		key(2): "link-local server in the allowed range " + linkLocalIP + ":80",
-		key(3): "stand-in metadata server " + metadataIP + ":80 (inside the allowed 169.254.0.0/16)",
-		key(4): "DNS " + allowedName + " via " + dnsIP,
-	}
-	for _, who := range []struct {
-		name string
-		pod  *corev1.Pod
-	}{{"sandbox", sandbox}, {"control", control}} {
-		var got map[string]string
-		// kube-network-policies learns pod IPs and policies from the
-		// apiserver: wait until the expected picture holds, then confirm it.
-		rounds := 0
-		err := eventually(context.Background(), 90*time.Second, time.Second, func() error {
-			rounds++
-			out, stderr, err := execIn(cs, cfg, who.pod, append([]string{"python3", "-c", probeScript}, targets...))
-			if err != nil {
-				return fmt.Errorf("exec: %w: %s", err, stderr)
-			}
-			got = map[string]string{}
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				return fmt.Errorf("probe output %q: %w", out, err)
-			}
-			return compare(want[who.name], got)
-		})
-		if err == nil {
-			// Once more: a stable result, not a lucky one.
-			out, _, err2 := execIn(cs, cfg, who.pod, append([]string{"python3", "-c", probeScript}, targets...))
-			got = map[string]string{}
-			if err2 == nil && json.Unmarshal([]byte(out), &got) == nil {
-				err = compare(want[who.name], got)
-			} else {
-				err = fmt.Errorf("confirmation round: %w", err2)
-			}
+// probeGroup is the probes of one check and step that start from one pod,
+// run by one exec, and their outcome.
+type probeGroup struct {
+	check, from string
+	pod         *corev1.Pod
+	pods        map[string]*corev1.Pod
+	probes      []Probe
+	got         []string
+	rounds      int
+	err         error
+}
+
+// runProbes runs every probe of a step, one group per check and source
+// pod, all groups at once. NetworkPolicy enforcement follows the apiserver
+// (pod IPs, policies): each group is retried until every verdict is as
+// expected (at most 90 s), then run once more to show a stable result
+// rather than a lucky one.
+func runProbes(cs kubernetes.Interface, cfg *rest.Config, pods map[string]*corev1.Pod, step int) []*probeGroup {
+	var groups []*probeGroup
+	byKey := map[string]*probeGroup{}
+	for _, p := range Probes {
+		if p.Step != step {
+			continue
 		}
-		for _, k := range targets {
-			expect := "reachable"
-			if want[who.name][k] == "fail" {
-				expect = "blocked"
-			}
-			ok := err == nil || compare(map[string]string{k: want[who.name][k]}, got) == nil
-			summary.add(test, fmt.Sprintf("%s: %s", who.name, expect), ok, fmt.Sprintf("%s -> %s", names[k], got[k]))
+		key := p.Check + "|" + p.From
+		if byKey[key] == nil {
+			byKey[key] = &probeGroup{check: p.Check, from: p.From, pod: pods[p.From], pods: pods}
+			groups = append(groups, byKey[key])
 		}
+		byKey[key].probes = append(byKey[key].probes, p)
+	}
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.run(cs, cfg)
+		}()
+	}
+	wg.Wait()
+	return groups
+}
+
+func (g *probeGroup) run(cs kubernetes.Interface, cfg *rest.Config) {
+	var targets [][]any
+	for _, p := range g.probes {
+		host := p.To
+		if dst := g.pods[p.To]; dst != nil {
+			host = dst.Status.PodIP
+		}
+		targets = append(targets, []any{p.Proto, host, p.Port})
+	}
+	args, _ := json.Marshal(targets)
+	once := func() error {
+		out, stderr, err := execIn(cs, cfg, g.pod, []string{"python3", "-c", probeScript, DNSName, string(args)})
 		if err != nil {
-			t.Errorf("%s (%s): %v", who.name, who.pod.Name, err)
-		} else {
-			t.Logf("%s (%s, %s): as expected after %d round(s): %v", who.name, who.pod.Name, who.pod.Status.PodIP, rounds, got)
+			return fmt.Errorf("exec in %s: %w: %s", g.pod.Name, err, stderr)
+		}
+		var got []string
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(g.probes) {
+			return fmt.Errorf("probe output %q: %v", out, err)
+		}
+		g.got = got
+		var bad []string
+		for i, p := range g.probes {
+			if !verdictHolds(p, got[i]) {
+				bad = append(bad, fmt.Sprintf("%s: want %s, got %s", p.Target(), p.Want, got[i]))
+			}
+		}
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		return nil
+	}
+	g.err = eventually(context.Background(), 90*time.Second, time.Second, func() error { g.rounds++; return once() })
+	if g.err == nil {
+		if err := once(); err != nil {
+			g.err = fmt.Errorf("confirmation round: %w", err)
 		}
 	}
 }
 
-// egressTargets are the probes of the egress checks, with readable names.
-var egressTargets = []struct{ arg, what string }{
-	{"http=http://" + allowedIP + "/", "allowed test server " + allowedIP + ":80"},
-	{"http=http://" + deniedIP + "/", "test server outside the allow-list " + deniedIP + ":80"},
-	{"http=http://" + linkLocalIP + "/", "link-local server in the allowed range " + linkLocalIP + ":80"},
-	{"http=http://" + metadataIP + "/", "stand-in metadata server " + metadataIP + ":80 (inside the allowed 169.254.0.0/16)"},
-	{"dns=" + allowedName, "DNS " + allowedName + " via " + dnsIP},
-}
-
-// checkDefaultDeny: with nothing allowed, every destination of the egress
-// check fails from the sandbox, DNS included.
-func checkDefaultDeny(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbox *corev1.Pod) {
-	const test = "TestE2E/egress_default_deny"
-	want := map[string]string{}
-	var args []string
-	for _, e := range egressTargets {
-		want[e.arg] = "fail"
-		args = append(args, e.arg)
-	}
-	var got map[string]string
-	rounds := 0
-	err := eventually(context.Background(), 90*time.Second, time.Second, func() error {
-		rounds++
-		out, stderr, err := execIn(cs, cfg, sandbox, append([]string{"python3", "-c", probeScript}, args...))
-		if err != nil {
-			return fmt.Errorf("exec: %w: %s", err, stderr)
+// report records each verdict of the group and fails the test on any
+// unexpected one.
+func (g *probeGroup) report(t *testing.T) {
+	t.Helper()
+	for i, p := range g.probes {
+		got := "no answer"
+		if i < len(g.got) {
+			got = g.got[i]
 		}
-		got = map[string]string{}
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			return fmt.Errorf("probe output %q: %w", out, err)
-		}
-		return compare(want, got)
-	})
-	for _, e := range egressTargets {
-		summary.add(test, "sandbox: blocked", compare(map[string]string{e.arg: "fail"}, got) == nil, fmt.Sprintf("%s -> %s", e.what, got[e.arg]))
+		ok := i < len(g.got) && verdictHolds(p, got)
+		results.add(p, ok, got)
+		summary.add("TestE2E/"+g.check, fmt.Sprintf("%s -> %s: %s", p.From, describe(p, g.pods), p.Want), ok, fmt.Sprintf("%s [%s]", got, p.Claim))
 	}
-	if err != nil {
-		t.Errorf("sandbox (%s): %v", sandbox.Name, err)
+	if g.err != nil {
+		t.Errorf("from %s (%s, %s): %v", g.from, g.pod.Name, g.pod.Status.PodIP, g.err)
 	} else {
-		t.Logf("sandbox (%s): everything blocked after %d round(s): %v", sandbox.Name, rounds, got)
+		t.Logf("from %s (%s, %s): %d probe(s) as expected after %d round(s)", g.from, g.pod.Name, g.pod.Status.PodIP, len(g.probes), g.rounds)
 	}
 }
 
-// checkIngress: only the router pod, in the router namespace, reaches the
-// sandbox; the same port of the control sandbox is open to anyone.
-func checkIngress(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, sandbox, control *corev1.Pod) {
-	const test = "TestE2E/ingress"
-	cases := []struct {
-		from, fromNS string
-		to           *corev1.Pod
-		want         bool
-		what         string
-	}{
-		{"router", routerNS, sandbox, true, "router pod (app=sandbox-router in agent-sandbox-system) -> sandbox:8888"},
-		{"stranger", routerNS, sandbox, false, "unlabelled pod in agent-sandbox-system -> sandbox:8888"},
-		{"impostor", sandboxNS, sandbox, false, "app=sandbox-router pod in another namespace -> sandbox:8888"},
-		{"stranger", routerNS, control, true, "unlabelled pod -> control sandbox:8888 (no policy: the path works)"},
+// verdictHolds: a reachable probe must get the destination's own answer
+// (its body, or the DNS stand-in's address), a refused one must fail.
+func verdictHolds(p Probe, got string) bool {
+	if p.Want == Refused {
+		return strings.HasPrefix(got, "fail:")
 	}
-	for _, c := range cases {
-		from := getPod(t, cs, c.fromNS, c.from)
-		var last string
-		attempt := func() (bool, string) {
-			// busybox nc (its wget crashes in gVisor: a static glibc resolver issue).
-			out, stderr, err := execIn(cs, cfg, from, []string{"sh", "-c",
-				fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 4 %s %d`, c.to.Status.PodIP, agentPort)})
-			if err != nil {
-				return false, oneLine(stderr + " " + err.Error())
-			}
-			if strings.Contains(out, "sandbox-agent") {
-				return true, oneLine(out) + ` ... body "sandbox-agent"`
-			}
-			return false, oneLine(out)
-		}
-		err := eventually(context.Background(), 90*time.Second, time.Second, func() error {
-			ok, detail := attempt()
-			last = detail
-			if ok != c.want {
-				return fmt.Errorf("reachable=%v (%s)", ok, detail)
-			}
-			return nil
-		})
-		if err == nil {
-			if ok, detail := attempt(); ok != c.want {
-				err = fmt.Errorf("confirmation round: reachable=%v (%s)", ok, detail)
-			}
-		}
-		expect := "allowed"
-		if !c.want {
-			expect = "refused"
-		}
-		summary.add(test, expect, err == nil, fmt.Sprintf("%s: %s", c.what, last))
-		if err != nil {
-			t.Errorf("%s: %v", c.what, err)
-		} else {
-			t.Logf("%s: %s as expected (%s)", c.what, expect, last)
-		}
+	want := serverBody(p.To, p.Port)
+	switch {
+	case p.Proto != ProtoHTTP:
+		want = AllowedIP
+	case !isAddr(p.To):
+		want = agentBody(p.Port) // a pod
 	}
+	return got == "ok:"+want
 }
 
-// compare checks got against want, where "fail" means any failure and
-// anything else is an exact value.
-func compare(want, got map[string]string) error {
-	var diffs []string
-	for k, w := range want {
-		g := got[k]
-		if (w == "fail" && !strings.HasPrefix(g, "fail")) || (w != "fail" && g != w) {
-			diffs = append(diffs, fmt.Sprintf("%s: want %s, got %s", k, w, g))
-		}
+// describe names a probe's destination for the summary.
+func describe(p Probe, pods map[string]*corev1.Pod) string {
+	if dst := pods[p.To]; dst != nil {
+		return fmt.Sprintf("%s (%s) %s:%d", p.To, dst.Status.PodIP, p.Proto, p.Port)
 	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%s", strings.Join(diffs, "; "))
-	}
-	return nil
+	return fmt.Sprintf("%s %s:%d", p.To, p.Proto, p.Port)
 }
 
-func helperPod(ns, name string, labels map[string]string, image string, command ...string) *corev1.Pod {
+func helperPod(ns, name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: corev1.PodSpec{
@@ -457,8 +527,8 @@ func helperPod(ns, name string, labels map[string]string, image string, command 
 			},
 			Containers: []corev1.Container{{
 				Name:    "main",
-				Image:   image,
-				Command: command,
+				Image:   pythonImg,
+				Command: []string{"python3", "-c", agentScript},
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -551,28 +621,16 @@ func oneLine(s string) string {
 	return ""
 }
 
-// skipNoEnforcement skips the NetworkPolicy checks where the real node
-// cannot enforce: its enforcer, kube-network-policies v0.8.0 (unmodified,
-// see internal/devenv/localcluster/build-netpol.sh), hands packets to userspace
-// with nftables' queue statement, which kernels built without nft_queue
-// (CONFIG_NFT_QUEUE, such as these machines') refuse together with its
-// whole rule set. The reason is measured when the run starts
-// (enforcementGap); where the kernel has nft_queue the checks run, and the
-// enforcer's table must then really be installed in the node.
-func skipNoEnforcement(t *testing.T) {
+// requireEnforcer fails the test unless the real node's NetworkPolicy
+// enforcer (kube-router's network policy controller) has its chains in the
+// node's iptables: without it every "reachable" probe would pass and only
+// the refusals would fail, but a run must never pass for the wrong reason.
+func requireEnforcer(t *testing.T) {
 	t.Helper()
-	if enforcementGap != "" {
-		summary.addVerdict("SKIP", t.Name(), "not run", enforcementGap)
-		t.Skip(enforcementGap)
-	}
-	err := eventually(context.Background(), 60*time.Second, time.Second, func() error {
-		out, err := exec.Command("nsenter", "--net="+cluster.nodeNetns, "--", "nft", "list", "table", "inet", "kube-network-policies").CombinedOutput()
+	for _, chain := range enforcerChains {
+		out, err := exec.Command("nsenter", "--net="+cluster.nodeNetns, "--", "iptables", "-w", "5", "-S", chain).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("the enforcer's nftables table is not in the node: %w: %s", err, strings.TrimSpace(string(out)))
+			t.Fatalf("the NetworkPolicy enforcer's chain %s is not in the node's iptables: %v: %s", chain, err, strings.TrimSpace(string(out)))
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -37,10 +37,58 @@ var (
 		dir, kubeconfig, bin, nodeNetns string
 	}
 	summary = &checkLog{}
-	// enforcementGap says why NetworkPolicies cannot be enforced on this
-	// machine ("" when they can); measured at start.
-	enforcementGap string
+	results = &probeResults{}
 )
+
+// enforcerChains are the chains of kube-router's network policy
+// controller (the real node's enforcer, see localcluster's netPolComponent).
+var enforcerChains = []string{"KUBE-ROUTER-INPUT", "KUBE-ROUTER-FORWARD", "KUBE-ROUTER-OUTPUT"}
+
+// probeResults records every probe's outcome, written as JSON at the end
+// (ResultsVar) so that other checks can be compared with the verdicts.
+type probeResults struct {
+	mu   sync.Mutex
+	list []ProbeResult
+}
+
+// ProbeResult is a probe and what it got.
+type ProbeResult struct {
+	Probe
+	Passed bool   `json:"passed"`
+	Got    string `json:"got"`
+}
+
+func (r *probeResults) add(p Probe, ok bool, got string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, ProbeResult{Probe: p, Passed: ok, Got: got})
+}
+
+// ResultsVar names the file the probe results are written to
+// (scripts/testacc-e2e.sh: .cache/e2e/probes.json).
+const ResultsVar = "AGENTSANDBOX_E2E_RESULTS"
+
+// writeResults writes the probe results; every probe of Probes must have
+// run.
+func writeResults(t *testing.T) {
+	t.Helper()
+	results.mu.Lock()
+	defer results.mu.Unlock()
+	if len(results.list) != len(Probes) {
+		t.Errorf("%d probe results, want one for each of the %d probes", len(results.list), len(Probes))
+	}
+	path := os.Getenv(ResultsVar)
+	if path == "" {
+		return
+	}
+	data, err := json.MarshalIndent(results.list, "", "  ")
+	if err == nil {
+		err = os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		t.Errorf("writing %s: %v", path, err)
+	}
+}
 
 // checkLog records every check and its outcome for the closing summary.
 type checkLog struct {
@@ -54,6 +102,19 @@ func (c *checkLog) add(test, check string, ok bool, detail string) {
 		verdict = "FAIL"
 	}
 	c.addVerdict(verdict, test, check, detail)
+}
+
+// failed counts the checks that did not pass.
+func (c *checkLog) failed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.lines {
+		if !strings.HasPrefix(l, "  PASS") {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *checkLog) addVerdict(verdict, test, check, detail string) {
@@ -82,9 +143,10 @@ func run(m *testing.M) int {
 		return m.Run()
 	}
 	if reason := preflight(); reason != "" {
-		skipReason = "this machine cannot run the real node: " + reason
-		fmt.Fprintf(os.Stderr, "e2e: SKIP: %s\n", skipReason)
-		return m.Run()
+		// Asked to run (make testacc-e2e, CI) on a machine that cannot:
+		// that is a failure, never a silent skip.
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: this machine cannot run the real node: %s\n", reason)
+		return 1
 	}
 	root, err := testenv.FindRepoRoot()
 	if err != nil {
@@ -118,8 +180,17 @@ func run(m *testing.M) int {
 		code = code2
 	}
 	fmt.Fprintf(os.Stderr, "\ne2e: checks (%d):\n%s\n", len(summary.lines), strings.Join(summary.lines, "\n"))
+	if failed := summary.failed(); failed > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "e2e: FAIL: %d check(s) did not pass\n", failed)
+		code = 1
+	}
 	return code
 }
+
+// DebianPackages are what the run needs from Debian (scripts/testacc-e2e.sh
+// and CI install them).
+var DebianPackages = []string{"containerd", "runc", "containernetworking-plugins", "iptables", "ipset", "iproute2", "util-linux",
+	"debootstrap", "gcc", "libc6-dev", "patch"}
 
 // preflight says what this machine lacks for the real node, or "".
 func preflight() string {
@@ -127,7 +198,8 @@ func preflight() string {
 	if os.Geteuid() != 0 {
 		return "not root (the node needs network namespaces, mounts and cgroups)"
 	}
-	for _, tool := range []string{"containerd", "runc", "ctr", "nsenter", "unshare", "ip", "nft", "gcc", "debootstrap", "apt-get", "dpkg-deb", "patch", "terraform"} {
+	for _, tool := range []string{"containerd", "runc", "ctr", "nsenter", "unshare", "ip", "iptables", "iptables-save", "iptables-restore", "ipset",
+		"gcc", "debootstrap", "apt-get", "dpkg-deb", "patch", "terraform"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -138,21 +210,23 @@ func preflight() string {
 		}
 	}
 	if len(missing) > 0 {
-		return "missing " + strings.Join(missing, ", ") + " (Debian: apt-get install containerd runc containernetworking-plugins nftables iproute2 debootstrap gcc libc6-dev patch; terraform on PATH)"
+		return "missing " + strings.Join(missing, ", ") + " (Debian: apt-get install " + strings.Join(DebianPackages, " ") + "; terraform on PATH)"
 	}
-	// Kernel features: bridged traffic through netfilter (pod-to-pod
-	// policy) and nfqueue (kube-network-policies' verdicts), checked in a
-	// throw-away network namespace.
-	out, err := exec.Command("unshare", "--net", "sh", "-c",
-		"test -e /proc/sys/net/bridge/bridge-nf-call-iptables && echo bridge; test -e /proc/net/netfilter/nfnetlink_queue && echo nfqueue").CombinedOutput()
+	// Kernel features, checked in a throw-away network namespace: bridged
+	// traffic through netfilter (policy between pods on the node's bridge),
+	// and what the enforcer's rules use: ipsets (hash:ip, hash:net) matched
+	// from iptables, physdev, comment, mark, addrtype, multiport, NFLOG.
+	out, err := exec.Command("unshare", "--net", "sh", "-c", `set -e
+test -e /proc/sys/net/bridge/bridge-nf-call-iptables || { echo "no br_netfilter (net.bridge.bridge-nf-call-iptables)"; exit 1; }
+ipset create probe-ip hash:ip && ipset create probe-net hash:net
+iptables -w 5 -N PROBE
+iptables -w 5 -A PROBE -m set --match-set probe-ip src -m set --match-set probe-net dst -j RETURN
+iptables -w 5 -A PROBE -m physdev --physdev-is-bridged -m comment --comment probe -m mark --mark 0x10000/0x10000 -j RETURN
+iptables -w 5 -A PROBE -m addrtype --dst-type LOCAL -p tcp -m multiport --dports 1:2 -j RETURN
+iptables -w 5 -A PROBE -j NFLOG --nflog-group 100 && iptables -w 5 -A PROBE -j MARK --set-xmark 0x10000/0x10000
+iptables -w 5 -A PROBE -j REJECT`).CombinedOutput()
 	if err != nil {
-		return fmt.Sprintf("cannot create a network namespace: %v: %s", err, bytes.TrimSpace(out))
-	}
-	if !bytes.Contains(out, []byte("bridge")) {
-		return "the kernel has no br_netfilter (net.bridge.bridge-nf-call-iptables)"
-	}
-	if !bytes.Contains(out, []byte("nfqueue")) {
-		return "the kernel has no nfnetlink_queue"
+		return fmt.Sprintf("the kernel or iptables lacks what the NetworkPolicy enforcer (kube-router) uses: %v: %s", err, bytes.TrimSpace(out))
 	}
 	return ""
 }
@@ -191,13 +265,7 @@ func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := nftQueueSupported(); err != nil {
-		return nil, err
-	} else if !ok {
-		enforcementGap = "NetworkPolicy cannot be enforced on this machine: kube-network-policies v0.8.0 (unmodified) runs on the real node, " +
-			"but this kernel has no nft_queue (CONFIG_NFT_QUEUE) and refuses its nftables rules; these checks run on kernels that have it"
-	}
-	fmt.Fprintf(os.Stderr, "e2e: kube-network-policies %s (%s)\n", netpol, tNP.Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "e2e: NetworkPolicy enforcer kube-router %s (%s)\n", netpol, tNP.Round(time.Millisecond))
 	fmt.Fprintf(os.Stderr, "e2e: localcluster %s (%s), gVisor %s (%s), images %s (%s)\n",
 		bin, tBin.Round(time.Millisecond), gvisor, tGV.Round(time.Millisecond), images, tImg.Round(time.Millisecond))
 
@@ -245,13 +313,18 @@ func stopCluster(baseline hostSnapshot, testsPassed bool) int {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: cluster stopped in %s\n", time.Since(t0).Round(time.Millisecond))
 	leftovers := checkLeftovers(baseline, cluster.dir)
+	// The namespace holds the enforcer's rules and sets: it must be gone
+	// (entering it works only while it is still mounted).
+	if err := exec.Command("nsenter", "--net="+cluster.nodeNetns, "--", "true").Run(); err == nil {
+		leftovers = append(leftovers, "the node's network namespace "+cluster.nodeNetns+" (with the enforcer's rules and sets) still exists")
+	}
 	if len(leftovers) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: FAIL: the run left things behind:\n  - %s\n", strings.Join(leftovers, "\n  - "))
 		summary.add("TestMain", "nothing left behind", false, strings.Join(leftovers, "; "))
 		return 1
 	}
 	summary.add("TestMain", "nothing left behind", true,
-		"no process, mount, network namespace, nftables table, link, cgroup or shim socket of the run remains; host ip_forward unchanged")
+		"no process, mount, network namespace, link, cgroup or shim socket of the run remains; the host's iptables (legacy and nft), ipsets, nftables rule set and ip_forward are unchanged")
 	if code == 0 && testsPassed && os.Getenv("AGENTSANDBOX_E2E_KEEP") != "1" {
 		_ = os.RemoveAll(cluster.dir)
 	} else {
@@ -264,7 +337,7 @@ func stopCluster(baseline hostSnapshot, testsPassed bool) int {
 type hostSnapshot struct {
 	netns      map[string]bool // network namespaces of live processes
 	nsfsMounts map[string]bool
-	nftTables  string
+	firewall   map[string]string // command -> output: iptables, ipsets, nftables
 	links      map[string]bool
 	ipForward  string
 	shimSocks  map[string]bool
@@ -276,11 +349,9 @@ func snapshotHost() (hostSnapshot, error) {
 	if s.nsfsMounts, err = nsfsMounts(); err != nil {
 		return s, err
 	}
-	out, err := exec.Command("nft", "list", "tables").Output()
-	if err != nil {
-		return s, fmt.Errorf("nft list tables: %w", err)
+	if s.firewall, err = hostFirewall(); err != nil {
+		return s, err
 	}
-	s.nftTables = string(out)
 	for _, l := range hostLinks() {
 		s.links[l] = true
 	}
@@ -333,10 +404,16 @@ func checkLeftovers(base hostSnapshot, dir string) []string {
 			}
 		}
 	}
-	// nftables tables and links of the host's own namespace (the node's
+	// Firewall state and links of the host's own namespace (the node's
 	// live in its namespace, which must be gone).
-	if out, err := exec.Command("nft", "list", "tables").Output(); err == nil && string(out) != base.nftTables {
-		left = append(left, fmt.Sprintf("host nftables tables changed: before %q, after %q", base.nftTables, string(out)))
+	if now, err := hostFirewall(); err != nil {
+		left = append(left, "reading the host's firewall: "+err.Error())
+	} else {
+		for cmd, before := range base.firewall {
+			if now[cmd] != before {
+				left = append(left, fmt.Sprintf("host %s changed:\nbefore:\n%s\nafter:\n%s", cmd, before, now[cmd]))
+			}
+		}
 	}
 	for _, l := range hostLinks() {
 		if !base.links[l] {
@@ -453,16 +530,86 @@ func kill(cmd *exec.Cmd) {
 	}
 }
 
-// nftQueueSupported reports whether the kernel accepts nftables' queue
-// statement, probed in a throw-away network namespace.
-func nftQueueSupported() (bool, error) {
-	out, err := exec.Command("unshare", "--net", "sh", "-c",
-		"nft add table inet probe && nft add chain inet probe c '{ type filter hook postrouting priority 0; }' && nft add rule inet probe c meta l4proto 255 queue num 100 bypass").CombinedOutput()
-	if err == nil {
-		return true, nil
+// hostFirewall reads the host's own iptables (both backends, without
+// counters), ipsets and nftables rule set. A command that is not installed
+// is skipped (iptables and ipset are required by preflight).
+func hostFirewall() (map[string]string, error) {
+	cmds := [][]string{
+		{"iptables-legacy-save"}, {"iptables-nft-save"}, {"ip6tables-legacy-save"}, {"ip6tables-nft-save"},
+		{"ipset", "list"}, {"nft", "list", "ruleset"},
 	}
-	if strings.Contains(string(out), "No such file or directory") {
-		return false, nil
+	out := map[string]string{}
+	for _, c := range cmds {
+		if _, err := exec.LookPath(c[0]); err != nil {
+			continue
+		}
+		b, err := exec.Command(c[0], c[1:]...).Output()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", strings.Join(c, " "), err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			// iptables-save's comments carry a timestamp.
+			if !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		out[strings.Join(c, " ")] = strings.Join(lines, "\n")
 	}
-	return false, fmt.Errorf("probing nftables' queue statement: %w: %s", err, strings.TrimSpace(string(out)))
+	return out, nil
+}
+
+// recordEnforcerState records what the enforcer has installed in the node
+// while the policies apply: proof that it enforces with iptables rules and
+// ipsets, and what the teardown checks must see gone with the node's
+// namespace (the host checks compare against a run that created them).
+func recordEnforcerState(t *testing.T) {
+	t.Helper()
+	c, err := enforcerState(cluster.nodeNetns)
+	ok := err == nil && c.podChains > 0 && c.sets > 0
+	detail := fmt.Sprintf("node namespace: %d KUBE-* chains with %d rules, %d of them per pod or policy (KUBE-POD-FW-*, KUBE-NWPLCY-*), %d ipsets",
+		c.chains, c.rules, c.podChains, c.sets)
+	if err != nil {
+		detail = err.Error()
+	}
+	summary.add("TestE2E", "enforcer rules and sets while policies apply", ok, detail)
+	if !ok {
+		t.Errorf("the NetworkPolicy enforcer's state in the node: %s", detail)
+	} else {
+		t.Log(detail)
+	}
+}
+
+// enforcerCounts is what kube-router has installed in the node.
+type enforcerCounts struct{ chains, rules, podChains, sets int }
+
+// enforcerState counts kube-router's chains, rules and ipsets inside the
+// node's network namespace.
+func enforcerState(netns string) (enforcerCounts, error) {
+	var c enforcerCounts
+	out, err := exec.Command("nsenter", "--net="+netns, "--", "iptables-save", "-t", "filter").Output()
+	if err != nil {
+		return c, fmt.Errorf("iptables-save in the node: %w", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, ":KUBE-"):
+			c.chains++
+			if strings.HasPrefix(l, ":KUBE-POD-FW-") || strings.HasPrefix(l, ":KUBE-NWPLCY-") {
+				c.podChains++
+			}
+		case strings.HasPrefix(l, "-A KUBE-"), strings.HasPrefix(l, "-A ") && strings.Contains(l, "-j KUBE-"):
+			c.rules++
+		}
+	}
+	out, err = exec.Command("nsenter", "--net="+netns, "--", "ipset", "list", "-n").Output()
+	if err != nil {
+		return c, fmt.Errorf("ipset list in the node: %w", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if l != "" {
+			c.sets++
+		}
+	}
+	return c, nil
 }

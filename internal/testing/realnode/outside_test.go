@@ -26,33 +26,25 @@ import (
 //
 //	node namespace                          outside (helper) namespace
 //	bridge 198.18.0.1/24 (pods)             e2e-o 198.19.0.2/24
-//	e2e-n  198.19.0.1/24  <---- veth ---->  lo: 198.19.0.10  "allowed" test server
-//	route 169.254.0.0/16 via 198.19.0.2         198.19.0.20  "outside-allow-list" test server
-//	                                            169.254.169.1   a link-local server (allowed range)
-//	                                            169.254.169.254 stand-in metadata server
-//	                                            169.254.20.10   DNS stand-in (the pods' nameserver)
+//	e2e-n  198.19.0.1/24  <---- veth ---->  lo: every address of OutsideServers
+//	routes 169.254.0.0/16 and the               (probes.go), HTTP on 80 and 8080,
+//	  public/private stand-ins                  each answering with its own name;
+//	  via 198.19.0.2                            DNSIP: the DNS stand-in (UDP, TCP)
 //
-// Every address is either RFC 2544's benchmarking range or link-local, and
-// exists only inside these namespaces; nothing is routed to the host.
+// Every address exists only inside these namespaces; nothing is routed to
+// the host.
 const (
 	outsideHelperVar = "AGENTSANDBOX_E2E_OUTSIDE_HELPER"
 
 	nodeVethIP    = "198.19.0.1"
 	outsideVethIP = "198.19.0.2"
-	allowedIP     = "198.19.0.10"
-	deniedIP      = "198.19.0.20"
-	linkLocalIP   = "169.254.169.1"
-	metadataIP    = "169.254.169.254"
-	dnsIP         = "169.254.20.10" // the real node's --real-node-cluster-dns default
 	podCIDR       = "198.18.0.0/24" // the real node's --real-node-pod-cidr default
-	allowedName   = "allowed.e2e.test."
-	allowedBody   = "allowed-server"
-	deniedBody    = "outside-allow-list-server"
-	linkLocalBody = "link-local-server"
-	metadataBody  = "stand-in-metadata-server"
 	nodeVeth      = "e2e-n"
 	outsideVeth   = "e2e-o"
 )
+
+// serverBody is what the outside server at addr:port answers.
+func serverBody(addr string, port int) string { return fmt.Sprintf("outside %s:%d", addr, port) }
 
 // outside is the running helper.
 type outside struct {
@@ -100,10 +92,13 @@ func startOutside(t *testing.T) *outside {
 	node("ip", "addr", "add", nodeVethIP+"/24", "dev", nodeVeth)
 	node("ip", "link", "set", nodeVeth, "up")
 	node("ip", "route", "add", "169.254.0.0/16", "via", outsideVethIP)
+	for _, ip := range []string{PublicIP, Private10, Private172, Private192} {
+		node("ip", "route", "add", ip+"/32", "via", outsideVethIP)
+	}
 	out("ip", "link", "set", "lo", "up")
 	out("ip", "addr", "add", outsideVethIP+"/24", "dev", outsideVeth)
 	out("ip", "link", "set", outsideVeth, "up")
-	for _, ip := range []string{allowedIP, deniedIP, linkLocalIP, metadataIP, dnsIP} {
+	for _, ip := range append([]string{DNSIP}, OutsideServers...) {
 		out("ip", "addr", "add", ip+"/32", "dev", "lo")
 	}
 	out("ip", "route", "add", podCIDR, "via", nodeVethIP)
@@ -152,31 +147,68 @@ func runOutsideHelper() int {
 		fmt.Fprintf(os.Stderr, "outside helper: expected serve, got %q (%v)\n", line, err)
 		return 1
 	}
-	for ip, body := range map[string]string{allowedIP: allowedBody, deniedIP: deniedBody, linkLocalIP: linkLocalBody, metadataIP: metadataBody} {
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip, "80"))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
-			return 1
+	for _, ip := range OutsideServers {
+		for _, port := range []int{HTTPPort, AltPort} {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
+				return 1
+			}
+			body := serverBody(ip, port)
+			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, body)
+			})}
+			go func() { _ = srv.Serve(ln) }()
 		}
-		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			_, _ = io.WriteString(w, body)
-		})}
-		go func() { _ = srv.Serve(ln) }()
 	}
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(dnsIP, "53"))
+	pc, err := net.ListenPacket("udp", net.JoinHostPort(DNSIP, "53"))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
 		return 1
 	}
 	go serveDNS(pc)
+	tl, err := net.Listen("tcp", net.JoinHostPort(DNSIP, "53"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
+		return 1
+	}
+	go serveDNSTCP(tl)
 	fmt.Println("ready")
 	// Until the test closes stdin (or dies).
 	_, _ = io.Copy(io.Discard, in)
 	return 0
 }
 
-// serveDNS answers A queries for allowedName with allowedIP and everything
+// dnsAnswer answers A queries for DNSName with AllowedIP and everything
 // else with NXDOMAIN: the DNS stand-in.
+func dnsAnswer(query []byte) ([]byte, bool) {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil {
+		return nil, false
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil, false
+	}
+	resp := dnsmessage.Message{
+		Header:    dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RCode: dnsmessage.RCodeNameError},
+		Questions: []dnsmessage.Question{q},
+	}
+	if strings.EqualFold(q.Name.String(), DNSName) {
+		resp.RCode = dnsmessage.RCodeSuccess
+		if q.Type == dnsmessage.TypeA {
+			ip := net.ParseIP(AllowedIP).To4()
+			resp.Answers = []dnsmessage.Resource{{
+				Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 5},
+				Body:   &dnsmessage.AResource{A: [4]byte{ip[0], ip[1], ip[2], ip[3]}},
+			}}
+		}
+	}
+	out, err := resp.Pack()
+	return out, err == nil
+}
+
 func serveDNS(pc net.PacketConn) {
 	buf := make([]byte, 1500)
 	for {
@@ -184,34 +216,35 @@ func serveDNS(pc net.PacketConn) {
 		if err != nil {
 			return
 		}
-		var p dnsmessage.Parser
-		h, err := p.Start(buf[:n])
+		if out, ok := dnsAnswer(buf[:n]); ok {
+			_, _ = pc.WriteTo(out, addr)
+		}
+	}
+}
+
+// serveDNSTCP is the stand-in over TCP (RFC 1035 4.2.2: two-byte length
+// prefix), one query per connection.
+func serveDNSTCP(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
 		if err != nil {
-			continue
+			return
 		}
-		q, err := p.Question()
-		if err != nil {
-			continue
-		}
-		resp := dnsmessage.Message{
-			Header:    dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RCode: dnsmessage.RCodeNameError},
-			Questions: []dnsmessage.Question{q},
-		}
-		if strings.EqualFold(q.Name.String(), allowedName) {
-			resp.RCode = dnsmessage.RCodeSuccess
-			if q.Type == dnsmessage.TypeA {
-				ip := net.ParseIP(allowedIP).To4()
-				resp.Answers = []dnsmessage.Resource{{
-					Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 5},
-					Body:   &dnsmessage.AResource{A: [4]byte{ip[0], ip[1], ip[2], ip[3]}},
-				}}
+		go func() {
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			var l [2]byte
+			if _, err := io.ReadFull(c, l[:]); err != nil {
+				return
 			}
-		}
-		out, err := resp.Pack()
-		if err != nil {
-			continue
-		}
-		_, _ = pc.WriteTo(out, addr)
+			q := make([]byte, int(l[0])<<8|int(l[1]))
+			if _, err := io.ReadFull(c, q); err != nil {
+				return
+			}
+			if out, ok := dnsAnswer(q); ok {
+				_, _ = c.Write(append([]byte{byte(len(out) >> 8), byte(len(out))}, out...))
+			}
+		}()
 	}
 }
 
