@@ -22,8 +22,8 @@ import (
 
 const (
 	defaultFieldManager = "agentsandbox"
-	defaultQPS          = 50
-	defaultBurst        = 100
+	defaultQPS          = kube.DefaultQPS
+	defaultBurst        = kube.DefaultBurst
 )
 
 var (

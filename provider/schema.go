@@ -119,12 +119,12 @@ func kubernetesBlock() schema.SingleNestedBlock {
 			},
 			"qps": schema.Float64Attribute{
 				Optional:            true,
-				MarkdownDescription: "Client-side rate limit, in requests per second, shared by every resource. Default 50.",
+				MarkdownDescription: "Client-side rate limit, in requests per second, shared by every resource. Default 1000: a guard against runaway loops rather than a throttle, because Terraform's `-parallelism` already bounds the requests in flight, the API server protects itself with priority and fairness, and the provider honours its 429 + Retry-After answers. Lower it only for a server without priority and fairness.",
 				Validators:          []validator.Float64{float64validator.Between(1, 10000)},
 			},
 			"burst": schema.Int64Attribute{
 				Optional:            true,
-				MarkdownDescription: "Burst allowed above `qps`. Default 100.",
+				MarkdownDescription: "Burst allowed above `qps`. Default 2000.",
 				Validators:          []validator.Int64{int64validator.Between(1, 100000)},
 			},
 		},
