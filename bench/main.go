@@ -191,6 +191,10 @@ func runBench(ctx context.Context, o options) (*Results, error) {
 			if err := b.runSets(ctx, self, subjects, n); err != nil {
 				return b.res, err
 			}
+			// What is measured so far survives a run cut short.
+			if err := b.res.write(o.Out); err != nil {
+				return b.res, err
+			}
 		}
 	}
 	if scen["teams"] {
