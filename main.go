@@ -24,6 +24,9 @@ func main() {
 	// Profiling and request statistics for benchmarks (see package selfstats);
 	// nothing happens unless their environment variables are set.
 	stop := selfstats.Start()
+	// The SDK's trace logs cost a fifth of the provider's CPU and are
+	// discarded by Terraform unless TF_LOG or TF_LOG_PROVIDER is set.
+	selfstats.QuietSDKLogsUnlessAsked()
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         provider.RegistryAddress,
 		Debug:           debug,
