@@ -42,6 +42,8 @@ resource "agentsandbox_network_policy" "second" {
 			// Exactly one resource is in the state, and the object is
 			// the one it created.
 			RefreshState: true,
+			// The losing resource is still to be created.
+			ExpectNonEmptyPlan: true,
 			Check: func(s *terraform.State) error {
 				var owners []string
 				for _, r := range []string{"first", "second"} {
