@@ -13,8 +13,10 @@
 // and what is required. Discovery happens only on that error path, never
 // while planning and never on a request that works.
 //
-// Resource families (sandbox templates, warm pools, sandboxes, claims,
-// network policies) keep their own schema, model and spec conversion and
-// call into this package for the parts that must behave identically
-// everywhere.
+// Resource is the single-object resource itself: a family (sandbox
+// templates, warm pools, sandboxes, claims, network policies) describes
+// itself in a Family (kind, schema, Build, Refresh and optional hooks) and
+// embeds the Resource, which holds the CRUD, wait, state and import rules
+// once; DataSource does the same for data sources. Families keep their own
+// schema, model, spec conversion, validation, plan modification and waits.
 package object
