@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -46,33 +47,45 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s %s: %s", r.Provider, r.Phase, r.Error)
 		}
 		if r.Provider == "floor" {
-			if r.APITotal != 0 {
-				t.Errorf("floor %s: %d API requests on the benchmark's resources, want none: %v", r.Phase, r.APITotal, r.APIRequests)
+			if n := sum(withoutWatches(r.APIRequests)); n != 0 {
+				t.Errorf("floor %s: %d API requests on the benchmark's resources, want none: %v", r.Phase, n, r.APIRequests)
 			}
 			continue
 		}
 		if r.ProviderProcesses == 0 || r.ProviderRSS == 0 {
 			t.Errorf("%s: no provider process measured", r.Phase)
 		}
+		// The API server counts a watch when it ends, the provider when it
+		// starts: a watch may land in the next phase on one side only, so
+		// watches are left out of the comparisons.
+		api, own := withoutWatches(r.APIRequests), withoutWatches(r.ProviderRequests)
+		// During destroy the garbage collector also reads and patches each
+		// warm pool (it removes the foregroundDeletion finalizer).
 		if r.ProviderRequests == nil {
 			t.Errorf("%s: the provider wrote no request counters", r.Phase)
-		} else if r.ProviderTotal != r.APITotal {
-			t.Errorf("%s: provider counted %d requests (%v), the API server %d (%v)", r.Phase, r.ProviderTotal, r.ProviderRequests, r.APITotal, r.APIRequests)
+		} else if r.Phase != "destroy" && sum(own) != sum(api) {
+			t.Errorf("%s: provider counted %d requests (%v), the API server %d (%v)", r.Phase, sum(own), own, sum(api), api)
 		}
-		gets := r.APIRequests["GET sandboxtemplates"] + r.APIRequests["GET sandboxwarmpools"] + r.APIRequests["GET networkpolicies"]
+		var gets, writes int64
+		for k, n := range api {
+			if strings.HasPrefix(k, "GET ") || strings.HasPrefix(k, "LIST ") {
+				gets += n
+			} else {
+				writes += n
+			}
+		}
 		switch r.Phase {
 		case "plan", "apply -refresh-only", "plan after update":
-			if r.APITotal != int64(objects) || gets != int64(objects) {
-				t.Errorf("%s: %d requests (%d GETs), want one GET per object (%d): %v", r.Phase, r.APITotal, gets, objects, r.APIRequests)
+			if gets != int64(objects) || writes != 0 {
+				t.Errorf("%s: %d reads and %d writes, want one GET per object (%d) and nothing else: %v", r.Phase, gets, writes, objects, api)
 			}
 		case "plan -refresh=false":
-			if r.APITotal != 0 {
-				t.Errorf("%s: %d requests, want none: %v", r.Phase, r.APITotal, r.APIRequests)
+			if gets+writes != 0 {
+				t.Errorf("%s: %d requests, want none: %v", r.Phase, gets+writes, api)
 			}
 		case "update":
-			writes := r.APITotal - gets
 			if writes != int64(objects) {
-				t.Errorf("update: %d writes, want one per object (%d): %v", writes, objects, r.APIRequests)
+				t.Errorf("update: %d writes, want one per object (%d): %v", writes, objects, api)
 			}
 		}
 	}
@@ -83,4 +96,14 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
+}
+
+func withoutWatches(m map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, n := range m {
+		if !strings.HasPrefix(k, "WATCH ") {
+			out[k] = n
+		}
+	}
+	return out
 }
