@@ -162,6 +162,13 @@ func runBench(ctx context.Context, o options) (*Results, error) {
 		return nil, err
 	}
 	topts.Controller = nil
+	if testenv.Managed() {
+		// Inside an environment the testenv command started (make test):
+		// its CRDs are installed, with a conversion webhook served by that
+		// harness. Installing them again would point the webhook at this
+		// process, which is gone once the benchmark ends.
+		topts.NoCRDs = true
+	}
 	env, err := testenv.Start(ctx, topts)
 	if err != nil {
 		return nil, err
