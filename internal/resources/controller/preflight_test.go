@@ -46,6 +46,10 @@ metadata:
 data:
   count: 1
 `, ns)
+	const (
+		unserved = `document 6 .*does not serve nothing\.acctest\.agentsandbox\.dev/v1 Gadget`
+		rejected = `document 7 .*rejected ConfigMap "kube-system/elsewhere" in a server-side dry run.*\.data\.count: expected string`
+	)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -57,9 +61,9 @@ resource "agentsandbox_controller" "test" {
   manifest = %s
 }`, acctest.HCLString(manifest))),
 			// Terraform wraps long lines: any space may be a line break.
-			ExpectError: regexp.MustCompile(strings.ReplaceAll(`(?s)problem\(s\) found before anything was written`+
-				`.*document 6 .*does not serve nothing\.acctest\.agentsandbox\.dev/v1 Gadget`+
-				`.*document 7 .*rejected ConfigMap "kube-system/elsewhere" in a server-side dry run.*\.data\.count: expected string`+
+			// The problems come in apply order, not document order.
+			ExpectError: regexp.MustCompile(strings.ReplaceAll(`(?s)2 problem\(s\) found before anything was written`+
+				`.*(`+unserved+`.*`+rejected+`|`+rejected+`.*`+unserved+`)`+
 				`.*Nothing was written to the cluster`, " ", `\s+`)),
 		}},
 		CheckDestroy: func(*terraform.State) error {
