@@ -40,7 +40,8 @@ build() {
 up() {
 	step "Prerequisites"
 	echo "    $(go version)"
-	echo "    $(terraform version | head -n1)"
+	# (not with the demo's CLI configuration, which is written below)
+	echo "    $(env -u TF_CLI_CONFIG_FILE terraform version | head -n1)"
 	build
 
 	step "Building the local control plane (first time ~10 min on 2 cores, then cached in .cache/localcluster)"
