@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // Formats checked by attribute validators. They mirror the API server's
@@ -24,13 +26,9 @@ var (
 )
 
 // runtimeClassName accepts "" (no RuntimeClass) or a RuntimeClass name.
-var runtimeClassName = stringFunc{
-	summary: "Invalid RuntimeClass name",
-	desc:    "must be \"\" (the node's default runtime) or a RuntimeClass name (a lower-case RFC 1123 subdomain)",
-	ok: func(s string) bool {
-		return s == "" || len(k8svalidation.IsDNS1123Subdomain(s)) == 0
-	},
-}
+var runtimeClassName = validators.Valid("Invalid RuntimeClass name",
+	"must be \"\" (the node's default runtime) or a RuntimeClass name (a lower-case RFC 1123 subdomain)",
+	func(s string) bool { return s == "" || len(k8svalidation.IsDNS1123Subdomain(s)) == 0 })
 
 // relPath is a validator, not a regexp: Go's regexp cannot express "no '..'
 // path element".
@@ -52,23 +50,6 @@ func (v relPathValidator) ValidateString(ctx context.Context, req validator.Stri
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid path",
 			fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.Description(ctx)))
 	}
-}
-
-// stringFunc is a one-message string validator.
-type stringFunc struct {
-	summary, desc string
-	ok            func(string) bool
-}
-
-func (v stringFunc) Description(context.Context) string { return v.desc }
-
-func (v stringFunc) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (v stringFunc) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || v.ok(req.ConfigValue.ValueString()) {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.desc))
 }
 
 func isRelPath(s string) bool {

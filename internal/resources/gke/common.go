@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // GKE's own marks on gVisor node pools, and the only sandbox and image
@@ -81,30 +82,11 @@ func gkeClient(ctx context.Context, meta *conn.Meta) (*gkeapi.Client, diag.Diagn
 
 // --- validators ---
 
-// stringCheck is a plan-time validator from a function that returns a
-// problem description ("" when fine).
-type stringCheck struct {
-	desc  string
-	check func(string) string
-}
-
-func (v stringCheck) Description(context.Context) string           { return v.desc }
-func (v stringCheck) MarkdownDescription(c context.Context) string { return v.Description(c) }
-
-func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if problem := v.check(req.ConfigValue.ValueString()); problem != "" {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid value", problem)
-	}
-}
-
 // gkeName accepts a cluster or node pool name (GKE's rule, from internal/clients/gkeapi).
 func gkeName(kind string) validator.String {
-	return stringCheck{
-		desc: "1 to 40 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
-		check: func(s string) string {
+	return validators.Check{
+		Desc: "1 to 40 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen",
+		Problem: func(s string) string {
 			if err := gkeapi.ValidateID(kind, s); err != nil {
 				msg := err.Error() + "."
 				if kind == "cluster" && regexp.MustCompile(`^projects/`).MatchString(s) {
@@ -118,9 +100,9 @@ func gkeName(kind string) validator.String {
 }
 
 func projectID() validator.String {
-	return stringCheck{
-		desc: "a Google Cloud project ID such as my-project",
-		check: func(s string) string {
+	return validators.Check{
+		Desc: "a Google Cloud project ID such as my-project",
+		Problem: func(s string) string {
 			if !projectRE.MatchString(s) {
 				return fmt.Sprintf("%q is not a project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a "+
 					"letter (the project number is not accepted here).", s)
@@ -132,9 +114,9 @@ func projectID() validator.String {
 
 // location accepts a region (regional cluster) or a zone (zonal cluster).
 func location() validator.String {
-	return stringCheck{
-		desc: "a region such as us-central1 or a zone such as us-central1-a",
-		check: func(s string) string {
+	return validators.Check{
+		Desc: "a region such as us-central1 or a zone such as us-central1-a",
+		Problem: func(s string) string {
 			if regionOf(s) == "" {
 				return fmt.Sprintf("%q is neither a region (us-central1) nor a zone (us-central1-a): use the location of "+
 					"the cluster as GKE shows it.", s)
@@ -146,9 +128,9 @@ func location() validator.String {
 
 // zone accepts a zone only (node locations are zones).
 func zone() validator.String {
-	return stringCheck{
-		desc: "a zone such as us-central1-a",
-		check: func(s string) string {
+	return validators.Check{
+		Desc: "a zone such as us-central1-a",
+		Problem: func(s string) string {
 			if !zoneRE.MatchString(s) {
 				return fmt.Sprintf("%q is not a zone such as us-central1-a: node locations are zones of the cluster's region.", s)
 			}

@@ -118,7 +118,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed: true,
 				MarkdownDescription: "Compute Engine machine type of the nodes; GKE's default (`e2-medium`) when unset. Changed " +
 					"in place: GKE recreates the nodes with the new type (surge upgrade).",
-				Validators: []validator.String{stringCheck{desc: "a machine type such as e2-standard-4", check: func(s string) string {
+				Validators: []validator.String{validators.Check{Desc: "a machine type such as e2-standard-4", Problem: func(s string) string {
 					if !machineTypeRE.MatchString(s) {
 						return fmt.Sprintf("%q is not a Compute Engine machine type such as e2-standard-4.", s)
 					}
@@ -169,7 +169,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				MarkdownDescription: "Google service account of the nodes (email), or `default` (the Compute Engine default " +
 					"account, GKE's default). A dedicated, minimally privileged account is recommended. GKE cannot " +
 					"change it in place: changing it replaces the pool.",
-				Validators: []validator.String{stringCheck{desc: "a service account email or default", check: func(s string) string {
+				Validators: []validator.String{validators.Check{Desc: "a service account email or default", Problem: func(s string) string {
 					if !saRE.MatchString(s) {
 						return fmt.Sprintf("%q is not a service account email (name@project.iam.gserviceaccount.com) or \"default\".", s)
 					}
@@ -293,9 +293,9 @@ func (v gkeOwnedKey) ValidateMap(_ context.Context, req validator.MapRequest, re
 // gkeOwnedTaintKey refuses GKE's own sandbox taint key, which GKE refuses
 // from users (a 400 during apply otherwise).
 func gkeOwnedTaintKey() validator.String {
-	return stringCheck{
-		desc: "must not be " + sandboxKey + ", which GKE owns",
-		check: func(s string) string {
+	return validators.Check{
+		Desc: "must not be " + sandboxKey + ", which GKE owns",
+		Problem: func(s string) string {
 			if s == sandboxKey {
 				return fmt.Sprintf("The taint key %s is reserved: GKE adds the taint %s=%s:NoSchedule to every gVisor node "+
 					"pool itself and refuses user taints with this key. Remove this taint; pods with runtimeClassName: "+
