@@ -49,13 +49,12 @@ type podMetadataModel struct {
 	Annotations types.Map `tfsdk:"annotations"`
 }
 
+// The types of env's elements and of additional_pod_metadata, derived
+// from the resource's schema.
 var (
-	envType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"name": types.StringType, "value": types.StringType, "container_name": types.StringType,
-	}}
-	podMetadataType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"labels": types.MapType{ElemType: types.StringType}, "annotations": types.MapType{ElemType: types.StringType},
-	}}
+	claimAttributes = resourceSchema(context.Background()).Attributes
+	envType         = tfvalues.ElementType(claimAttributes["env"])
+	podMetadataType = tfvalues.ElementType(claimAttributes["additional_pod_metadata"])
 )
 
 // spec converts the model. Values are known: Terraform resolves them all

@@ -369,3 +369,15 @@ func TestWantPodMetadata(t *testing.T) {
 		t.Errorf("got %+v", w)
 	}
 }
+
+// TestDerivedTypesFitTheModels: the object types derived from the schema
+// read into, and convert back from, the models the code uses.
+func TestDerivedTypesFitTheModels(t *testing.T) {
+	ctx := context.Background()
+	if err := tfvalues.CheckModel(ctx, envType, &envModel{}); err != nil {
+		t.Error(err)
+	}
+	if err := tfvalues.CheckModel(ctx, podMetadataType, &podMetadataModel{}); err != nil {
+		t.Error(err)
+	}
+}

@@ -2,7 +2,8 @@
 // provider factories for terraform-plugin-testing, the pre-check, a TestMain
 // helper that brings up a test environment for a package run on its own,
 // Kubernetes clients, helpers that read, delete and patch objects behind
-// Terraform's back, and HCL config builders.
+// Terraform's back, HCL config builders, and the test-case scaffolding the
+// families share (Family).
 //
 // The environment itself (local control plane, CRDs, stand-in controller,
 // leak check) is package testenv; this package only decides when to start
@@ -12,18 +13,22 @@
 //
 //	func TestMain(m *testing.M) { acctest.Main(m) }
 //
+//	var fam = acctest.Family{ResourceType: warmpool.ResourceType, GVR: warmpool.Kind.GVR}
+//
 //	func TestAccWarmPool_basic(t *testing.T) {
 //		ns := acctest.Namespace(t)
 //		name := acctest.RandomName("pool")
-//		resource.Test(t, resource.TestCase{
-//			PreCheck:                 func() { acctest.PreCheck(t) },
-//			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-//			CheckDestroy:             acctest.CheckDestroy("agentsandbox_warm_pool", extv1beta1.SandboxWarmPoolGVR),
-//			Steps: []resource.TestStep{{
-//				Config: acctest.ConfigCompose(acctest.ProviderConfig(), testAccWarmPoolConfig_basic(ns, name)),
-//			}},
-//		})
+//		resource.Test(t, fam.Case(t, resource.TestStep{
+//			Config:           acctest.Config(testAccWarmPoolConfig_basic(ns, name)),
+//			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+//		}))
 //	}
+//
+// scaffold.go holds what the families' tests share beyond that: plan
+// checks (Planned, DriftRepaired, ExpectBefore), live-object checks (Field,
+// Mentions, Absent, OwnedBy), the request-cost steps (RequestCost), bad
+// input through the CLI (RefusedAtPlan) and objects made behind the
+// provider's back (CreateTemplate).
 package acctest
 
 import (
