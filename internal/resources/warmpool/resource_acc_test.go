@@ -321,7 +321,9 @@ func TestAccWarmPool_import(t *testing.T) {
 			ResourceName:  address,
 			ImportState:   true,
 			ImportStateId: ns + "/no-such-pool",
-			ExpectError:   regexp.MustCompile(`Cannot import non-existent remote object`),
+			// The provider's own message (kind, namespace, name, what to check),
+			// not Terraform's advice about regions and endpoints.
+			ExpectError: regexp.MustCompile(`SandboxWarmPool ` + regexp.QuoteMeta(ns) + `/no-such-pool not found`),
 		},
 		resource.TestStep{
 			Config:        cfg,
