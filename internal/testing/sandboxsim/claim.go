@@ -19,11 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
@@ -95,9 +97,11 @@ func (r *claimReconciler) setup(mgr ctrl.Manager, workers int) error {
 		Owns(&agentsv1beta1.Sandbox{}).
 		// A pool sandbox that becomes ready may serve claims that are waiting.
 		Watches(&agentsv1beta1.Sandbox{}, handler.EnqueueRequestsFromMapFunc(r.waitingClaimsForPoolSandbox)).
-		// A pool appearing resolves WarmPoolNotFound
+		// A pool appearing resolves WarmPoolNotFound; only its creation and
+		// spec changes count, not its status
 		// (extensions/controllers/sandboxclaim_controller.go:2377-2392 at v0.5.6).
-		Watches(&extv1beta1.SandboxWarmPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsForPool))
+		Watches(&extv1beta1.SandboxWarmPool{}, handler.EnqueueRequestsFromMapFunc(r.claimsForPool),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	if r.profile.ClaimWatchesTemplates {
 		// A template appearing resolves TemplateNotFound at once; upstream
 		// added this watch after v0.5.6 (main b7631f00). Before, the claim
@@ -131,9 +135,22 @@ func (r *claimReconciler) claimsOfPool(ctx context.Context, ns, pool string, unb
 		if unboundOnly && c.Status.Sandbox.Name != "" {
 			continue
 		}
+		if unboundOnly && !r.profile.ClaimWatchesTemplates && waitsForTemplate(&c) {
+			// Upstream's Sandbox watch only feeds its warm-sandbox queue
+			// (sandboxEventHandler, sandboxclaim_controller.go:2627-2670 at
+			// v0.5.6) and never reconciles a claim: one stuck on
+			// TemplateNotFound waits for its one-minute requeue.
+			continue
+		}
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
 	}
 	return reqs
+}
+
+// waitsForTemplate says whether the claim's Ready reason is TemplateNotFound.
+func waitsForTemplate(c *extv1beta1.SandboxClaim) bool {
+	cond := meta.FindStatusCondition(c.Status.Conditions, extv1beta1.ClaimConditionReady)
+	return cond != nil && cond.Reason == extv1beta1.ReasonTemplateNotFound
 }
 
 func (r *claimReconciler) waitingClaimsForPoolSandbox(ctx context.Context, o client.Object) []reconcile.Request {

@@ -42,15 +42,18 @@ func (e *testEnv) waitClaim(t *testing.T, ns, name string, timeout time.Duration
 		// the sandbox's generation (package releases); the stand-in of any
 		// profile may be the one running.
 		gen := claim.Generation
+		detail := ""
 		if sbName := claim.Status.Sandbox.Name; sbName != "" && c.ObservedGeneration != gen {
 			sb := &agentsv1beta1.Sandbox{}
 			if e.get(t, ns, sbName, sb) {
-				if sc := meta.FindStatusCondition(sb.Status.Conditions, agentsv1beta1.ConditionReady.String()); sc != nil && *sc == *c {
-					gen = sb.Generation
+				sc := meta.FindStatusCondition(sb.Status.Conditions, agentsv1beta1.ConditionReady.String())
+				if sc != nil && sc.Status == c.Status && sc.Reason == c.Reason && sc.ObservedGeneration == c.ObservedGeneration {
+					gen = sc.ObservedGeneration
 				}
+				detail = fmt.Sprintf("; sandbox %s generation %d, its Ready %+v", sbName, sb.Generation, sc)
 			}
 		}
-		return c.ObservedGeneration == gen, describeConditions(claim.Status.Conditions)
+		return c.ObservedGeneration == gen, fmt.Sprintf("%s (observedGeneration %d, want %d%s)", describeConditions(claim.Status.Conditions), c.ObservedGeneration, gen, detail)
 	})
 	return claim
 }
@@ -211,9 +214,11 @@ func TestClaim_Errors(t *testing.T) {
 	e.create(t, newPool(ns, "nopool", "notemplate", 1))
 	e.waitClaim(t, ns, "orphan", shortWait, metav1.ConditionFalse, extv1beta1.ReasonTemplateNotFound)
 
-	// With the template the claim is served (warm or cold, whichever is first).
+	// With the template the claim is served (warm or cold, whichever is
+	// first); on v0.5.x that takes up to the claim's one-minute requeue,
+	// since those releases do not watch templates.
 	e.create(t, newTemplate(ns, "notemplate"))
-	e.waitClaim(t, ns, "orphan", readyTimeout, metav1.ConditionTrue, agentsv1beta1.ReasonDependenciesReady)
+	e.waitClaim(t, ns, "orphan", readyTimeout+time.Minute, metav1.ConditionTrue, agentsv1beta1.ReasonDependenciesReady)
 
 	bad := newClaim(ns, "bad-labels", "nopool")
 	bad.Spec.AdditionalPodMetadata.Labels = map[string]string{"team": "x"} // no allowed domain prefix

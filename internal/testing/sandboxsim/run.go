@@ -164,7 +164,8 @@ func (o Options) withDefaults() Options {
 // Deviations from upstream v0.5.x, all deliberate: no metrics, tracing or
 // Events; no write-behind batching; no in-memory warm-sandbox queue (claims and
 // pools list pool members straight from the API server instead of tracking
-// expectations); no v1alpha1 conversion webhook; no migration of legacy labels
+// expectations); no v1alpha1 conversion webhook (package testenv serves one
+// for the v0.5.x release profiles); no migration of legacy labels
 // and no created-by label normalisation; no readiness grace period or
 // unschedulable hold for warm pools; a pool member is stale when its blueprint
 // hash label differs (upstream also compares specs); a terminating pod never
