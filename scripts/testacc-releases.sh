@@ -28,7 +28,8 @@ RUN='^TestAcc[A-Za-z]+_(basic|update|import|release[A-Za-z]*)$'
 step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 
 step "local control plane and test harness"
-LC_BIN=$(internal/devenv/localcluster/build.sh | tail -n1)
+# AGENTSANDBOX_LOCALCLUSTER_BIN, if set, names an already built binary.
+LC_BIN=${AGENTSANDBOX_LOCALCLUSTER_BIN:-$(internal/devenv/localcluster/build.sh | tail -n1)}
 go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
 # Compiled once; each profile's run reuses the test binaries from the cache.
 go test -count=1 -run XXX_compile_only "${PKGS[@]}" >/dev/null
