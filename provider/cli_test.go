@@ -150,7 +150,7 @@ func TestCLI_providerSchemaDocumentedAndSensitive(t *testing.T) {
 		"field_manager",
 		"kubernetes.config_path", "kubernetes.config_context", "kubernetes.host", "kubernetes.token",
 		"kubernetes.cluster_ca_certificate", "kubernetes.client_certificate", "kubernetes.client_key",
-		"kubernetes.insecure", "kubernetes.tls_server_name", "kubernetes.proxy_url", "kubernetes.gke_cluster",
+		"kubernetes.insecure", "kubernetes.allow_credentials_over_http", "kubernetes.tls_server_name", "kubernetes.proxy_url", "kubernetes.gke_cluster",
 		"kubernetes.qps", "kubernetes.burst",
 		"kubernetes.exec.api_version", "kubernetes.exec.command", "kubernetes.exec.args", "kubernetes.exec.env",
 		"gke.project", "gke.credentials", "gke.access_token", "gke.endpoint", "gke.request_timeout",
