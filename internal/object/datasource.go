@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -95,18 +96,11 @@ func FlattenAll(ctx context.Context, live *unstructured.Unstructured) (DataSourc
 		Namespace: types.StringValue(live.GetNamespace()),
 	}
 	var d diag.Diagnostics
-	out.Labels, d = types.MapValueFrom(ctx, types.StringType, nonNilMap(live.GetLabels()))
+	out.Labels, d = types.MapValueFrom(ctx, types.StringType, tfvalues.NonNilMap(live.GetLabels()))
 	diags.Append(d...)
-	out.Annotations, d = types.MapValueFrom(ctx, types.StringType, nonNilMap(live.GetAnnotations()))
+	out.Annotations, d = types.MapValueFrom(ctx, types.StringType, tfvalues.NonNilMap(live.GetAnnotations()))
 	diags.Append(d...)
 	return out, diags
-}
-
-func nonNilMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
 }
 
 // DataSourceFamily is what a data source reading one object supplies to

@@ -13,6 +13,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // NewDataSource is registered in the provider. It reads any Sandbox (one
@@ -98,8 +99,8 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
 		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
 	diags.Append(d...)
-	m.OperatingMode = orDefault(string(sb.Spec.OperatingMode), "Running")
-	m.ShutdownTime = flattenTime(sb.Spec.ShutdownTime, types.StringNull())
+	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), "Running")
+	m.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), types.StringNull())
 	m.ShutdownPolicy = types.StringValue("Retain")
 	if sb.Spec.ShutdownPolicy != nil {
 		m.ShutdownPolicy = types.StringValue(string(*sb.Spec.ShutdownPolicy))

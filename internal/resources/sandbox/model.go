@@ -16,6 +16,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // resourceModel is the resource's state and plan.
@@ -90,13 +91,13 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 	var d diag.Diagnostics
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
 	diags.Append(d...)
-	m.OperatingMode = orDefault(string(sb.Spec.OperatingMode), string(agentsv1beta1.OperatingModeRunning))
+	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.OperatingModeRunning))
 	policy := ""
 	if sb.Spec.ShutdownPolicy != nil {
 		policy = string(*sb.Spec.ShutdownPolicy)
 	}
-	m.ShutdownPolicy = orDefault(policy, string(agentsv1beta1.ShutdownPolicyRetain))
-	m.ShutdownTime = flattenTime(sb.Spec.ShutdownTime, m.ShutdownTime)
+	m.ShutdownPolicy = tfvalues.StringOr(policy, string(agentsv1beta1.ShutdownPolicyRetain))
+	m.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), m.ShutdownTime)
 	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
 		m.WaitForReady = types.BoolValue(true) // import: the default
 	}
@@ -123,23 +124,11 @@ func status(ctx context.Context, sb *agentsv1beta1.Sandbox) (ready types.Bool, f
 	return ready, fqdn, ips, node, diags
 }
 
-// flattenTime keeps the prior spelling of an instant when it is the same
-// instant (the API server stores it in UTC, without fractions).
-func flattenTime(live *metav1.Time, prior types.String) types.String {
-	if live == nil {
-		return types.StringNull()
+// rfc3339 is an API time as RFC 3339 in UTC, as the API server stores it
+// ("" when unset).
+func rfc3339(t *metav1.Time) string {
+	if t == nil {
+		return ""
 	}
-	if !prior.IsNull() && !prior.IsUnknown() {
-		if p, err := time.Parse(time.RFC3339, prior.ValueString()); err == nil && p.Truncate(time.Second).Equal(live.Time) {
-			return prior
-		}
-	}
-	return types.StringValue(live.UTC().Format(time.RFC3339))
-}
-
-func orDefault(s, def string) types.String {
-	if s == "" {
-		return types.StringValue(def)
-	}
-	return types.StringValue(s)
+	return t.UTC().Format(time.RFC3339)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 func sandboxWith(gen int64, conds ...metav1.Condition) *unstructured.Unstructured {
@@ -87,11 +88,11 @@ func TestFlattenTimeKeepsTheConfiguredSpelling(t *testing.T) {
 		if tc.prior != "" {
 			prior = types.StringValue(tc.prior)
 		}
-		if got := flattenTime(&live, prior); got.ValueString() != tc.want {
+		if got := tfvalues.Time(rfc3339(&live), prior); got.ValueString() != tc.want {
 			t.Errorf("prior %q: got %s, want %s", tc.prior, got.ValueString(), tc.want)
 		}
 	}
-	if got := flattenTime(nil, types.StringValue("2030-01-02T13:04:05Z")); !got.IsNull() {
+	if got := tfvalues.Time(rfc3339(nil), types.StringValue("2030-01-02T13:04:05Z")); !got.IsNull() {
 		t.Errorf("removed out of band: got %v, want null", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // NewDataSource is registered in the provider. It reads any
@@ -81,9 +82,9 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	var d diag.Diagnostics
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
 	diags.Append(d...)
-	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
-	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
-	m.VolumeClaimTemplatesPolicy = orDefault(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
+	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
+	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
+	m.VolumeClaimTemplatesPolicy = tfvalues.StringOr(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
 	m.NetworkPolicyName = types.StringNull()
 	if m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyManaged) {
 		m.NetworkPolicyName = types.StringValue(sandboxapi.TemplateNetworkPolicyName(live.GetName()))

@@ -15,6 +15,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // resourceModel is the resource's state and plan.
@@ -125,9 +126,9 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 	var d diag.Diagnostics
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
 	diags.Append(d...)
-	m.NetworkPolicyManagement = orDefault(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
-	m.EnvVarsInjectionPolicy = orDefault(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
-	m.VolumeClaimTemplatesPolicy = orDefault(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
+	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
+	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))
+	m.VolumeClaimTemplatesPolicy = tfvalues.StringOr(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesDisallowed))
 
 	rendered, decoded, err := liveNetworkPolicy(ctx, live, importing)
 	if err != nil {
@@ -175,11 +176,4 @@ func liveNetworkPolicy(ctx context.Context, live *unstructured.Unstructured, dec
 		return types.StringNull(), null, fmt.Errorf("%v", d)
 	}
 	return types.StringValue(s), o, nil
-}
-
-func orDefault(s, def string) types.String {
-	if s == "" {
-		return types.StringValue(def)
-	}
-	return types.StringValue(s)
 }
