@@ -107,6 +107,9 @@ type Server struct {
 	srv         tfprotov6.ProviderServer
 	resources   map[string]*tfprotov6.Schema
 	dataSources map[string]*tfprotov6.Schema
+	// types caches the value types of the schemas: deriving one walks the
+	// whole schema, which for the pod template is most of a validation.
+	types map[string]tftypes.Type
 }
 
 // New serves the provider that newProvider builds. The provider is not
@@ -121,28 +124,36 @@ func New(t testing.TB, newProvider func() provider.Provider) *Server {
 	for _, d := range schemas.Diagnostics {
 		t.Fatalf("provider schema: %s: %s", d.Summary, d.Detail)
 	}
-	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas}
+	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{}}
 }
 
 // ResourceType is the value type of a resource's schema; it fails t when
 // the provider does not register the resource.
 func (s *Server) ResourceType(t testing.TB, typeName string) tftypes.Type {
 	t.Helper()
+	if typ, ok := s.types["resource "+typeName]; ok {
+		return typ
+	}
 	sch, ok := s.resources[typeName]
 	if !ok {
 		t.Fatalf("%s is not registered in the provider", typeName)
 	}
-	return sch.ValueType()
+	s.types["resource "+typeName] = sch.ValueType()
+	return s.types["resource "+typeName]
 }
 
 // DataSourceType is the value type of a data source's schema.
 func (s *Server) DataSourceType(t testing.TB, typeName string) tftypes.Type {
 	t.Helper()
+	if typ, ok := s.types["data "+typeName]; ok {
+		return typ
+	}
 	sch, ok := s.dataSources[typeName]
 	if !ok {
 		t.Fatalf("data source %s is not registered in the provider", typeName)
 	}
-	return sch.ValueType()
+	s.types["data "+typeName] = sch.ValueType()
+	return s.types["data "+typeName]
 }
 
 // Dynamic is Value(typ, v) as the protocol carries it.
