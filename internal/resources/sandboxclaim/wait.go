@@ -85,9 +85,12 @@ type podMetadataWant struct {
 type sandboxGetter func(name string) (*unstructured.Unstructured, error)
 
 // forwardedIsCurrent says whether a forwarded Ready condition describes
-// the claim as it is now: it is still the sandbox's current Ready condition
-// (for the sandbox's own generation), and the sandbox carries the claim's
-// pod metadata, so the controller has acted on the claim's last change.
+// the claim as it is now: it is still the sandbox's Ready condition, and the
+// sandbox carries the claim's pod metadata, so the controller has acted on
+// the claim's last change. Whether the sandbox's own condition has caught up
+// with a later change of the sandbox (its generation) is not required: the
+// claim controller's metadata sync bumps it, and waiting for that would
+// wait on the sandbox controller, not on the claim.
 // sameGeneration also requires the claim's copy to carry the sandbox's
 // generation (v0.5.x, where it is not the claim's own; releases that put the
 // claim's generation there pass false).
@@ -99,8 +102,6 @@ func forwardedIsCurrent(st claimStatus, sb *unstructured.Unstructured, want podM
 	switch {
 	case sc == nil:
 		return false, fmt.Sprintf("sandbox %s reports no Ready condition yet", sb.GetName())
-	case sc.ObservedGeneration < sb.GetGeneration():
-		return false, fmt.Sprintf("the controller has not yet acted on generation %d of sandbox %s", sb.GetGeneration(), sb.GetName())
 	case string(sc.Status) != st.status || sc.Reason != st.reason || sameGeneration && sc.ObservedGeneration != st.observedGeneration:
 		return false, fmt.Sprintf("the claim does not yet show its sandbox's Ready condition (%s, %s)", sc.Status, sc.Reason)
 	}
