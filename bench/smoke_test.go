@@ -59,11 +59,17 @@ func TestSmoke(t *testing.T) {
 		// starts: a watch may land in the next phase on one side only, so
 		// watches are left out of the comparisons.
 		api, own := withoutWatches(r.APIRequests), withoutWatches(r.ProviderRequests)
-		// During destroy the garbage collector also reads and patches each
-		// warm pool (it removes the foregroundDeletion finalizer).
+		// When objects change, other clients act on them too: the garbage
+		// collector during destroy (it removes the foregroundDeletion
+		// finalizer of each warm pool) and, inside make test, the stand-in
+		// controller (it lists sandboxes and writes pool status). So the
+		// server may count more than the provider in the phases that write,
+		// never fewer; in the read-only phases the counts must match.
 		if r.ProviderRequests == nil {
 			t.Errorf("%s: the provider wrote no request counters", r.Phase)
-		} else if r.Phase != "destroy" && sum(own) != sum(api) {
+		} else if writesObjects(r.Phase) && sum(api) < sum(own) {
+			t.Errorf("%s: provider counted %d requests (%v), the API server only %d (%v)", r.Phase, sum(own), own, sum(api), api)
+		} else if !writesObjects(r.Phase) && sum(own) != sum(api) {
 			t.Errorf("%s: provider counted %d requests (%v), the API server %d (%v)", r.Phase, sum(own), own, sum(api), api)
 		}
 		var gets, writes int64
@@ -106,4 +112,14 @@ func withoutWatches(m map[string]int64) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// writesObjects reports whether a phase changes objects, so that other
+// clients (controllers, the garbage collector) may send requests during it.
+func writesObjects(phase string) bool {
+	switch phase {
+	case "apply", "update", "destroy":
+		return true
+	}
+	return false
 }
