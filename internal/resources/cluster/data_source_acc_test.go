@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 	"regexp"
 	"testing"
 
@@ -41,11 +42,9 @@ func TestAccClusterDataSource_basic(t *testing.T) {
 				statecheck.ExpectKnownValue("data.agentsandbox_cluster.this", tfjsonpath.New("server_version"), knownvalue.StringRegexp(regexp.MustCompile(`^v1\.\d+\.\d+`))),
 				statecheck.ExpectKnownValue("data.agentsandbox_cluster.this", tfjsonpath.New("gvisor_runtime_class"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("data.agentsandbox_cluster.this", tfjsonpath.New("runtime_handler"), knownvalue.StringExact("runsc")),
-				// The harness installs exactly the v1beta1 CRDs.
-				statecheck.ExpectKnownValue("data.agentsandbox_cluster.this", tfjsonpath.New("sandbox_api_versions"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringExact("agents.x-k8s.io/v1beta1"),
-					knownvalue.StringExact("extensions.agents.x-k8s.io/v1beta1"),
-				})),
+				// The harness installs the CRDs of its release profile:
+				// v1beta1, plus v1alpha1 on the v0.5.x profiles.
+				statecheck.ExpectKnownValue("data.agentsandbox_cluster.this", tfjsonpath.New("sandbox_api_versions"), knownvalue.ListExact(servedVersions(t))),
 				statecheck.CompareValuePairs(
 					"data.agentsandbox_cluster.this", tfjsonpath.New("server_version"),
 					"terraform_data.probe", tfjsonpath.New("output"),
@@ -57,4 +56,26 @@ func TestAccClusterDataSource_basic(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// servedVersions is what the data source must list, sorted, for the
+// harness's release profile.
+func servedVersions(t *testing.T) []knownvalue.Check {
+	t.Helper()
+	p, err := testenv.ProfileFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ServesV1alpha1 {
+		return []knownvalue.Check{
+			knownvalue.StringExact("agents.x-k8s.io/v1alpha1"),
+			knownvalue.StringExact("agents.x-k8s.io/v1beta1"),
+			knownvalue.StringExact("extensions.agents.x-k8s.io/v1alpha1"),
+			knownvalue.StringExact("extensions.agents.x-k8s.io/v1beta1"),
+		}
+	}
+	return []knownvalue.Check{
+		knownvalue.StringExact("agents.x-k8s.io/v1beta1"),
+		knownvalue.StringExact("extensions.agents.x-k8s.io/v1beta1"),
+	}
 }

@@ -7,7 +7,7 @@ import (
 
 func TestWrap(t *testing.T) {
 	got := wrap("GKE: an EMULATOR of the container/v1 API (internal/testing/gkeemu, not Google) at http://127.0.0.1:1/", 40, "  - ", "    ")
-	want := "  - GKE: an EMULATOR of the container/v1\n    API (internal/testing/gkeemu, not Google) at\n    http://127.0.0.1:1/"
+	want := "  - GKE: an EMULATOR of the container/v1\n    API (internal/testing/gkeemu, not\n    Google) at http://127.0.0.1:1/"
 	if got != want {
 		t.Errorf("wrap =\n%s\nwant\n%s", got, want)
 	}
