@@ -2,8 +2,6 @@ package podtemplate
 
 import (
 	"context"
-	"fmt"
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,13 +11,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 )
 
 // The harness serves a test-only resource that embeds pod_template exactly
@@ -95,68 +94,44 @@ func (testResource) Delete(context.Context, resource.DeleteRequest, *resource.De
 
 var _ resource.ResourceWithValidateConfig = testResource{}
 
-// harness talks to the served test resource.
+// harness talks to the served test resource through protocoltest.
 type harness struct {
 	t      *testing.T
-	server tfprotov6.ProviderServer
+	server *pt.Server
 	schema schema.Schema
 	typ    tftypes.Object
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	ctx := context.Background()
-	server := providerserver.NewProtocol6(testProvider{})()
-	resp, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if problems := diagStrings(resp.Diagnostics, tfprotov6.DiagnosticSeverityError); len(problems) > 0 {
-		t.Fatalf("the schema is invalid: %v", problems)
-	}
+	server := pt.New(t, func() provider.Provider { return testProvider{} })
 	var sresp resource.SchemaResponse
-	testResource{}.Schema(ctx, resource.SchemaRequest{}, &sresp)
+	testResource{}.Schema(context.Background(), resource.SchemaRequest{}, &sresp)
 	return &harness{
 		t:      t,
 		server: server,
 		schema: sresp.Schema,
-		typ:    sresp.Schema.Type().TerraformType(ctx).(tftypes.Object),
+		typ:    server.ResourceType(t, testTypeName).(tftypes.Object),
 	}
 }
 
-// config wraps a pod_template value (a tree of Go values, see tfValue) into
+// top wraps a pod_template value (a tree of Go values, see pt.Value) into
 // the resource's configuration.
-func (h *harness) config(pod any, extra ...map[string]any) *tfprotov6.DynamicValue {
-	h.t.Helper()
-	top := map[string]any{"pod_template": pod}
+func top(pod any, extra ...map[string]any) map[string]any {
+	cfg := map[string]any{"pod_template": pod}
 	for _, e := range extra {
 		for k, v := range e {
-			top[k] = v
+			cfg[k] = v
 		}
 	}
-	v, err := tfValue(h.typ, top)
-	if err != nil {
-		h.t.Fatalf("building the configuration: %v", err)
-	}
-	dv, err := tfprotov6.NewDynamicValue(h.typ, v)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return &dv
+	return cfg
 }
 
 // validate runs ValidateResourceConfig (attribute validators and the
 // resource's ValidateConfig) and returns its diagnostics.
 func (h *harness) validate(pod any, extra ...map[string]any) []*tfprotov6.Diagnostic {
 	h.t.Helper()
-	resp, err := h.server.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
-		TypeName: testTypeName,
-		Config:   h.config(pod, extra...),
-	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return resp.Diagnostics
+	return h.server.ValidateResource(h.t, testTypeName, top(pod, extra...))
 }
 
 // plan validates pod and plans its creation; it fails the test on any error
@@ -166,31 +141,13 @@ func (h *harness) plan(pod any, extra ...map[string]any) types.Object {
 	if errs := diagStrings(h.validate(pod, extra...), tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
 		h.t.Fatalf("validation failed: %v", errs)
 	}
-	ctx := context.Background()
-	cfg := h.config(pod, extra...)
-	prior, err := tfprotov6.NewDynamicValue(h.typ, tftypes.NewValue(h.typ, nil))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	resp, err := h.server.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
-		TypeName:         testTypeName,
-		PriorState:       &prior,
-		ProposedNewState: cfg,
-		Config:           cfg,
-	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if errs := diagStrings(resp.Diagnostics, tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
+	raw, diags := h.server.Plan(h.t, testTypeName, top(pod, extra...))
+	if errs := diagStrings(diags, tfprotov6.DiagnosticSeverityError); len(errs) > 0 {
 		h.t.Fatalf("plan failed: %v", errs)
-	}
-	raw, err := resp.PlannedState.Unmarshal(h.typ)
-	if err != nil {
-		h.t.Fatal(err)
 	}
 	var obj types.Object
 	plan := tfsdk.Plan{Raw: raw, Schema: h.schema}
-	if d := plan.GetAttribute(ctx, path.Root("pod_template"), &obj); d.HasError() {
+	if d := plan.GetAttribute(context.Background(), path.Root("pod_template"), &obj); d.HasError() {
 		h.t.Fatalf("reading the plan: %v", d)
 	}
 	return obj
@@ -199,12 +156,8 @@ func (h *harness) plan(pod any, extra ...map[string]any) types.Object {
 // object decodes pod (no defaults applied: what ValidateConfig sees).
 func (h *harness) object(pod any) types.Object {
 	h.t.Helper()
-	raw, err := h.config(pod).Unmarshal(h.typ)
-	if err != nil {
-		h.t.Fatal(err)
-	}
 	var obj types.Object
-	cfg := tfsdk.Config{Raw: raw, Schema: h.schema}
+	cfg := tfsdk.Config{Raw: pt.Value(h.typ, top(pod)), Schema: h.schema}
 	if d := cfg.GetAttribute(context.Background(), path.Root("pod_template"), &obj); d.HasError() {
 		h.t.Fatalf("reading the configuration: %v", d)
 	}
@@ -212,96 +165,14 @@ func (h *harness) object(pod any) types.Object {
 }
 
 // unknown marks a value as unknown in a configuration tree.
-type unknownValue struct{}
-
-var unknown = unknownValue{}
-
-// tfValue converts a tree of Go values (map[string]any for objects and
-// maps, []any for lists, string, int, bool, nil for null, unknown) into a
-// value of type t. Object attributes missing from the map are null.
-func tfValue(t tftypes.Type, v any) (tftypes.Value, error) {
-	if v == nil {
-		return tftypes.NewValue(t, nil), nil
-	}
-	if _, ok := v.(unknownValue); ok {
-		return tftypes.NewValue(t, tftypes.UnknownValue), nil
-	}
-	switch tt := t.(type) {
-	case tftypes.Object:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return tftypes.Value{}, fmt.Errorf("want an object, got %T", v)
-		}
-		for k := range m {
-			if _, ok := tt.AttributeTypes[k]; !ok {
-				return tftypes.Value{}, fmt.Errorf("no attribute %q", k)
-			}
-		}
-		vals := map[string]tftypes.Value{}
-		for k, at := range tt.AttributeTypes {
-			x, err := tfValue(at, m[k])
-			if err != nil {
-				return tftypes.Value{}, fmt.Errorf("%s: %w", k, err)
-			}
-			vals[k] = x
-		}
-		return tftypes.NewValue(tt, vals), nil
-	case tftypes.List:
-		l, ok := v.([]any)
-		if !ok {
-			return tftypes.Value{}, fmt.Errorf("want a list, got %T", v)
-		}
-		vals := []tftypes.Value{}
-		for i, e := range l {
-			x, err := tfValue(tt.ElementType, e)
-			if err != nil {
-				return tftypes.Value{}, fmt.Errorf("[%d]: %w", i, err)
-			}
-			vals = append(vals, x)
-		}
-		return tftypes.NewValue(tt, vals), nil
-	case tftypes.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return tftypes.Value{}, fmt.Errorf("want a map, got %T", v)
-		}
-		vals := map[string]tftypes.Value{}
-		for k, e := range m {
-			x, err := tfValue(tt.ElementType, e)
-			if err != nil {
-				return tftypes.Value{}, fmt.Errorf("[%q]: %w", k, err)
-			}
-			vals[k] = x
-		}
-		return tftypes.NewValue(tt, vals), nil
-	}
-	switch {
-	case t.Is(tftypes.String):
-		switch x := v.(type) {
-		case string:
-			return tftypes.NewValue(t, x), nil
-		case int:
-			// As Terraform converts a number given to a string attribute.
-			return tftypes.NewValue(t, fmt.Sprint(x)), nil
-		}
-	case t.Is(tftypes.Number):
-		if x, ok := v.(int); ok {
-			return tftypes.NewValue(t, big.NewFloat(float64(x))), nil
-		}
-	case t.Is(tftypes.Bool):
-		if x, ok := v.(bool); ok {
-			return tftypes.NewValue(t, x), nil
-		}
-	}
-	return tftypes.Value{}, fmt.Errorf("cannot use %T as %s", v, t)
-}
+var unknown = pt.Unknown
 
 // diagStrings formats the diagnostics of one severity as "path: summary".
 func diagStrings(ds []*tfprotov6.Diagnostic, sev tfprotov6.DiagnosticSeverity) []string {
 	var out []string
 	for _, d := range ds {
 		if d.Severity == sev {
-			out = append(out, attrPath(d.Attribute)+": "+d.Summary+" ("+d.Detail+")")
+			out = append(out, pt.AttributePath(d.Attribute)+": "+d.Summary+" ("+d.Detail+")")
 		}
 	}
 	sort.Strings(out)
@@ -313,35 +184,11 @@ func diagPaths(ds []*tfprotov6.Diagnostic, sev tfprotov6.DiagnosticSeverity) []s
 	var out []string
 	for _, d := range ds {
 		if d.Severity == sev {
-			out = append(out, attrPath(d.Attribute))
+			out = append(out, pt.AttributePath(d.Attribute))
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-// attrPath formats a protocol attribute path like the framework's path.Path.
-func attrPath(p *tftypes.AttributePath) string {
-	if p == nil {
-		return "<no path>"
-	}
-	var b strings.Builder
-	for i, s := range p.Steps() {
-		switch s := s.(type) {
-		case tftypes.AttributeName:
-			if i > 0 {
-				b.WriteString(".")
-			}
-			b.WriteString(string(s))
-		case tftypes.ElementKeyInt:
-			fmt.Fprintf(&b, "[%d]", int64(s))
-		case tftypes.ElementKeyString:
-			fmt.Fprintf(&b, "[%q]", string(s))
-		default:
-			fmt.Fprintf(&b, "[%v]", s)
-		}
-	}
-	return b.String()
 }
 
 // minimalPod is the smallest valid pod_template: one container with limits.
