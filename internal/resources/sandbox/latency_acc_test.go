@@ -84,7 +84,11 @@ func TestAccSandbox_readyLatency(t *testing.T) {
 			i, noticed.Sub(t0).Round(time.Millisecond), delay.Round(time.Millisecond))
 	}
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
-	if worst := delays[len(delays)-1]; worst > 250*time.Millisecond {
-		t.Errorf("the wait noticed readiness up to %s after it was visible; a watch should take milliseconds", worst)
+	// The median, not the worst: one scheduling stall on a loaded machine
+	// (400 ms seen at load 20-40) says nothing about the mechanism, while a
+	// polling wait (peers poll every second) puts the median near half its
+	// interval.
+	if median := delays[len(delays)/2]; median > 250*time.Millisecond {
+		t.Errorf("the wait noticed readiness a median %s after it was visible (worst %s); a watch should take milliseconds", median, delays[len(delays)-1])
 	}
 }
