@@ -341,7 +341,7 @@ func gobuild(ctx context.Context, dir, out, pkg string) error {
 // configuration, a CLI configuration whose dev_overrides point at a plugin
 // directory holding a copy of this program named like the provider (see
 // wrap.go), and the namespace its objects go to.
-func (b *bench) workdir(ctx context.Context, self string, s subject, name string, files map[string]string) (string, error) {
+func (b *bench) workdir(self string, s subject, name string, files map[string]string) (string, error) {
 	dir := filepath.Join(b.work, name)
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
@@ -429,7 +429,7 @@ func (b *bench) runSets(ctx context.Context, self string, subjects []subject, n 
 		if err := b.namespace(ctx, ns); err != nil {
 			return err
 		}
-		dir, err := b.workdir(ctx, self, s, fmt.Sprintf("sets-%d-%s", n, s.Name), map[string]string{
+		dir, err := b.workdir(self, s, fmt.Sprintf("sets-%d-%s", n, s.Name), map[string]string{
 			"main.tf": setsConfig(s.Kind, s.Source, s.Opts),
 		})
 		if err != nil {
@@ -479,12 +479,12 @@ func (b *bench) runTeams(ctx context.Context, self string, subjects []subject) e
 			return err
 		}
 		root, module := teamsConfig(s.Source, s.Opts)
-		dir, err := b.workdir(ctx, self, s, "teams-"+s.Name, map[string]string{"main.tf": root, "team/main.tf": module})
+		dir, err := b.workdir(self, s, "teams-"+s.Name, map[string]string{"main.tf": root, "team/main.tf": module})
 		if err != nil {
 			return err
 		}
 		if out, err := b.tfCommand(ctx, dir, nil, "get").CombinedOutput(); err != nil {
-			return fmt.Errorf("terraform get: %v\n%s", err, out)
+			return fmt.Errorf("terraform get: %w\n%s", err, out)
 		}
 		vars := func(changed int) map[string]string {
 			return map[string]string{"teams": strconv.Itoa(b.o.Teams), "namespace": ns, "kubeconfig": b.kubecf, "changed": strconv.Itoa(changed)}

@@ -108,16 +108,6 @@ func providerCountsByResource(in map[string]int64) map[string]int64 {
 	return out
 }
 
-func totalByResource(m map[string]int64) map[string]int64 {
-	out := map[string]int64{}
-	for k, n := range m {
-		_, res, _ := strings.Cut(k, " ")
-		res, _, _ = strings.Cut(res, "/")
-		out[res] += n
-	}
-	return out
-}
-
 func sum(m map[string]int64) int64 {
 	var t int64
 	for _, n := range m {

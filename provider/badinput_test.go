@@ -98,7 +98,7 @@ func TestProviderGoodInputPasses(t *testing.T) {
 		"CA with blank lines": kubeBlock(map[string]any{"cluster_ca_certificate": "\n" + ca + "\n"}),
 		"socks proxy":         kubeBlock(map[string]any{"proxy_url": "socks5://127.0.0.1:1080"}),
 		"unknowns":            kubeBlock(map[string]any{"host": pt.Unknown, "cluster_ca_certificate": pt.Unknown, "token": pt.Unknown}),
-		"emulator endpoint":   map[string]any{"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/"}},
+		"emulator endpoint":   {"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs := pt.Errors(isolated(t).ValidateProvider(t, cfg)); len(errs) > 0 {

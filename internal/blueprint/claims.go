@@ -58,8 +58,8 @@ type ClaimRequestsModel struct {
 var (
 	// VolumeClaimTemplateType is the element type of volume_claim_templates.
 	VolumeClaimTemplateType = tfvalues.ElementType(VolumeClaimTemplatesAttribute(""))
-	claimResType            = VolumeClaimTemplateType.AttrTypes["resources"].(types.ObjectType)
-	requestsType            = claimResType.AttrTypes["requests"].(types.ObjectType)
+	claimResType            = tfvalues.NestedObjectType(VolumeClaimTemplateType, "resources")
+	requestsType            = tfvalues.NestedObjectType(claimResType, "requests")
 )
 
 // VolumeClaimTemplatesAttribute is `volume_claim_templates` for a resource

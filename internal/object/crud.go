@@ -61,7 +61,7 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 			diags.AddError(fmt.Sprintf("%s already exists, created by a controller", ref),
 				fmt.Sprintf("The cluster already has %s, and it is controlled by %s, which creates it and rewrites it: "+
 					"importing it would make Terraform and that controller overwrite each other. Choose another name.%s",
-					ref, owner, ownedHint(ref, owner)))
+					ref, owner, ownedHint(owner)))
 			return nil, diags
 		}
 		diags.AddError(fmt.Sprintf("%s already exists", ref),
@@ -189,7 +189,7 @@ func (k Kind) controllerOf(ctx context.Context, meta *conn.Meta, ref kube.Object
 
 // ownedHint says what to do when the owner is a SandboxTemplate: the
 // object is then the template's managed NetworkPolicy.
-func ownedHint(ref kube.ObjectRef, owner string) string {
+func ownedHint(owner string) string {
 	if !strings.HasPrefix(owner, "SandboxTemplate ") {
 		return ""
 	}

@@ -352,7 +352,7 @@ func (v *checker) resources(o types.Object, p path.Path) {
 			v.errorf(p.AtName("limits").AtMapKey(r), "Resource limit must be positive",
 				"The %s limit %q is zero, and the kubelet treats a zero %s limit as no limit: the untrusted "+
 					"workload could take all of its node's %s. Set a positive limit, for example %s.",
-				r, m.Limits.Elements()[r].(types.String).ValueString(), r, r, map[string]string{"cpu": `cpu = "1"`, "memory": `memory = "1Gi"`}[r])
+				r, q.String(), r, r, map[string]string{"cpu": `cpu = "1"`, "memory": `memory = "1Gi"`}[r])
 		}
 	}
 	for name, rq := range quantities(m.Requests) {

@@ -33,7 +33,7 @@ func ObjectType[A typed](attributes map[string]A) types.ObjectType {
 // panics on any other attribute: that is a mistake in the provider's code,
 // found by the first test that builds the schema.
 func ElementType(a typed) types.ObjectType {
-	var t attr.Type = a.GetType()
+	var t = a.GetType()
 	switch c := t.(type) {
 	case types.ListType:
 		t = c.ElemType
@@ -49,6 +49,17 @@ func ElementType(a typed) types.ObjectType {
 		return o.ObjectType()
 	}
 	panic(fmt.Sprintf("tfvalues.ElementType: %T is not a nested attribute (its type is %s)", a, a.GetType()))
+}
+
+// NestedObjectType is the object type of attribute name inside t, which must
+// be a single nested attribute. Like ElementType it panics on a mistake in
+// the provider's code, which the first test that loads the package finds.
+func NestedObjectType(t types.ObjectType, name string) types.ObjectType {
+	o, ok := t.AttrTypes[name].(types.ObjectType)
+	if !ok {
+		panic(fmt.Sprintf("tfvalues.NestedObjectType: attribute %q of %s is not a single nested attribute", name, t))
+	}
+	return o
 }
 
 // CheckModel reports whether model (a pointer to a struct with tfsdk tags)

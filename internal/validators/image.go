@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -42,7 +43,7 @@ func imageProblem(s string, err error) string {
 		repo = name[i+1:] // a registry host may have capitals; the path may not
 	}
 	switch {
-	case err == reference.ErrNameContainsUppercase || repo != strings.ToLower(repo):
+	case errors.Is(err, reference.ErrNameContainsUppercase) || repo != strings.ToLower(repo):
 		return "the repository must be lower case (the kubelet refuses it with InvalidImageName); did you mean " +
 			strings.Replace(s, repo, strings.ToLower(repo), 1) + "?"
 	case strings.Contains(s, "@"):

@@ -241,7 +241,7 @@ func toUnstructuredEntry(e metav1.ManagedFieldsEntry) (map[string]any, error) {
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{e})
 	list, ok, err := unstructured.NestedSlice(u.Object, "metadata", "managedFields")
 	if err != nil || !ok || len(list) != 1 {
-		return nil, fmt.Errorf("encoding the managed fields entry of %q: %v", e.Manager, err)
+		return nil, fmt.Errorf("encoding the managed fields entry of %q: %w", e.Manager, err)
 	}
 	m, ok := list[0].(map[string]any)
 	if !ok {

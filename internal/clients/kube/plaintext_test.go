@@ -312,7 +312,10 @@ func TestPlainHTTPGuard_unit(t *testing.T) {
 			req.Header.Set("Authorization", tc.auth)
 		}
 		before := sent
-		_, err := guard.RoundTrip(req)
+		resp, err := guard.RoundTrip(req)
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
 		if (err == nil) != tc.ok || (sent > before) != tc.ok {
 			t.Errorf("%s with %q: err %v, sent %v; want allowed=%v", tc.url, tc.auth, err, sent > before, tc.ok)
 		}

@@ -92,7 +92,14 @@ func RestrictPlatforms(config []byte, platforms []string, dist string) ([]byte, 
 	if err := yaml.Unmarshal(config, &c); err != nil {
 		return nil, err
 	}
-	b := c["builds"].([]any)[0].(map[string]any)
+	builds, _ := c["builds"].([]any)
+	if len(builds) == 0 {
+		return nil, fmt.Errorf("the goreleaser configuration has no builds")
+	}
+	b, ok := builds[0].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the goreleaser configuration's first build is not a mapping")
+	}
 	b["goos"] = oses
 	b["goarch"] = arches
 	delete(b, "ignore")

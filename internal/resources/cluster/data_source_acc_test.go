@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 	"regexp"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }

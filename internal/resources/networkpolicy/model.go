@@ -33,7 +33,7 @@ type policy struct {
 // expand returns the policy m asks for; known is false while any input is
 // unknown (a plan), and `rendered` is then unknown.
 func (m resourceModel) expand(ctx context.Context) (p policy, known bool, diags diag.Diagnostics) {
-	p.Intent, known, diags = m.Rules.Intent(ctx)
+	p.Intent, known, diags = m.Intent(ctx)
 	sel, selKnown, d := netrules.ExpandSelector(ctx, m.PodSelector)
 	diags.Append(d...)
 	p.PodSelector = sel

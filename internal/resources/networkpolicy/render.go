@@ -25,7 +25,7 @@ func (p policy) spec() networkingv1.NetworkPolicySpec {
 	} else if p.PodSelector != nil {
 		s.PodSelector = p.PodSelector.Render()
 	}
-	s.Ingress, s.Egress = p.Intent.Render()
+	s.Ingress, s.Egress = p.Render()
 	return s
 }
 

@@ -445,7 +445,7 @@ func (g *probeGroup) run(cs kubernetes.Interface, cfg *rest.Config) {
 		}
 		var got []string
 		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(g.probes) {
-			return fmt.Errorf("probe output %q: %v", out, err)
+			return fmt.Errorf("probe output %q: %w", out, err)
 		}
 		g.got = got
 		var bad []string
@@ -620,16 +620,6 @@ func execIn(cs kubernetes.Interface, cfg *rest.Config, pod *corev1.Pod, command 
 	var stdout, stderr bytes.Buffer
 	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
 	return stdout.String(), stderr.String(), err
-}
-
-// oneLine is the first non-empty line of s, trimmed.
-func oneLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
-	}
-	return ""
 }
 
 // requireEnforcer fails the test unless the real node's NetworkPolicy
