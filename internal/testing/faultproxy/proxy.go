@@ -1,0 +1,407 @@
+// Package faultproxy is a fault-injecting loopback proxy for acceptance
+// tests: it sits between the provider and the Kubernetes API server, passes
+// every request on with the test cluster's credentials, and fails or slows
+// down the requests a test picks, as a flaky network, an overloaded API
+// server or a restarting load balancer would:
+//
+//   - an HTTP status (429 with Retry-After, 500, 503, ...) with a Kubernetes
+//     Status body, instead of forwarding the request (KindStatus);
+//   - a connection reset before the request reaches the server (KindReset);
+//   - a connection reset after the server has answered, so the request took
+//     effect but its answer is lost (KindResetAfter);
+//   - a delay before forwarding (KindDelay);
+//   - a watch that is cut after a while, mid-stream (KindDropWatch).
+//
+// A Rule picks requests by HTTP method, path and whether they are watches,
+// can let a number of matching requests through first, and applies to a
+// number of them (or all); the proxy counts what it injected, per kind, so
+// a test can show that the faults happened and the provider survived them.
+//
+// The proxy listens on 127.0.0.1 over plain HTTP, like `kubectl proxy`, and
+// the provider is given no credentials for it (Kubeconfig writes such a
+// kubeconfig); the proxy adds the test cluster's own credentials upstream.
+// It is test tooling: nothing here ships in the provider.
+package faultproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Kind is what a rule does to a request it picks.
+type Kind string
+
+const (
+	// KindStatus answers with Rule.Status (and Retry-After when
+	// Rule.RetryAfter is set) without forwarding the request.
+	KindStatus Kind = "status"
+	// KindReset closes the client's connection with a TCP reset before
+	// the request is forwarded: nothing reached the server.
+	KindReset Kind = "reset"
+	// KindResetAfter forwards the request, waits for the server's answer,
+	// then resets the client's connection: the request took effect, its
+	// answer is lost.
+	KindResetAfter Kind = "reset-after-forward"
+	// KindDelay waits Rule.Delay, then forwards the request.
+	KindDelay Kind = "delay"
+	// KindDropWatch forwards a request and cuts the response stream
+	// Rule.Delay after it started (for a watch: a dropped watch).
+	KindDropWatch Kind = "drop-watch"
+)
+
+// Rule picks requests and says what to do to them. The zero Rule matches
+// every request and does nothing; set Kind.
+type Rule struct {
+	Kind Kind
+	// Method is the HTTP method to match ("" matches every method).
+	Method string
+	// Path, when set, must match the request's URL path.
+	Path *regexp.Regexp
+	// Watch, when set, matches only watches (true) or only non-watches
+	// (false).
+	Watch *bool
+	// Skip is how many matching requests pass untouched before the rule
+	// applies.
+	Skip int
+	// Times is how many matching requests (after Skip) the rule applies
+	// to; 0 means 1, a negative value means every one until Clear.
+	Times int
+	// Status is the HTTP status of KindStatus (429, 500, 503, ...).
+	Status int
+	// RetryAfter, when positive, is sent with KindStatus as Retry-After
+	// in whole seconds (rounded up).
+	RetryAfter time.Duration
+	// Delay is how long KindDelay waits and after how long KindDropWatch
+	// cuts the stream.
+	Delay time.Duration
+
+	mu      sync.Mutex
+	skipped int
+	left    int
+	hits    int
+}
+
+// Hits is how many requests the rule has applied to so far.
+func (r *Rule) Hits() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hits
+}
+
+// String describes the rule for test logs.
+func (r *Rule) String() string {
+	s := string(r.Kind)
+	if r.Kind == KindStatus {
+		s += " " + strconv.Itoa(r.Status)
+		if r.RetryAfter > 0 {
+			s += fmt.Sprintf(" (Retry-After %s)", r.RetryAfter)
+		}
+	}
+	if r.Method != "" {
+		s += " on " + r.Method
+	} else {
+		s += " on any method"
+	}
+	if r.Path != nil {
+		s += " " + r.Path.String()
+	}
+	if r.Watch != nil {
+		if *r.Watch {
+			s += " (watches)"
+		} else {
+			s += " (not watches)"
+		}
+	}
+	return s
+}
+
+func (r *Rule) matches(req *http.Request) bool {
+	if r.Method != "" && r.Method != req.Method {
+		return false
+	}
+	if r.Path != nil && !r.Path.MatchString(req.URL.Path) {
+		return false
+	}
+	if r.Watch != nil && *r.Watch != isWatch(req) {
+		return false
+	}
+	return true
+}
+
+// take consumes one application of the rule if it applies to this matching
+// request.
+func (r *Rule) take() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.skipped < r.Skip {
+		r.skipped++
+		return false
+	}
+	if r.left == 0 {
+		return false
+	}
+	if r.left > 0 {
+		r.left--
+	}
+	r.hits++
+	return true
+}
+
+func isWatch(req *http.Request) bool {
+	v := req.URL.Query().Get("watch")
+	return v == "true" || v == "1"
+}
+
+// Proxy is a running fault-injecting proxy. Its methods are safe for
+// concurrent use.
+type Proxy struct {
+	// URL is the proxy's address, http://127.0.0.1:<port>.
+	URL string
+
+	srv      *http.Server
+	lis      net.Listener
+	upstream *url.URL
+	rt       http.RoundTripper
+	rp       *httputil.ReverseProxy
+
+	mu       sync.Mutex
+	rules    []*Rule
+	injected map[Kind]int
+	requests int
+}
+
+// Start starts a proxy to the API server cfg describes, with cfg's
+// credentials. Close stops it.
+func Start(cfg *rest.Config) (*Proxy, error) {
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: upstream transport: %w", err)
+	}
+	host := cfg.Host
+	if !regexp.MustCompile(`^https?://`).MatchString(host) {
+		host = "https://" + host
+	}
+	up, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: upstream host %q: %w", cfg.Host, err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: listen: %w", err)
+	}
+	p := &Proxy{
+		URL:      "http://" + lis.Addr().String(),
+		lis:      lis,
+		upstream: up,
+		rt:       rt,
+		injected: map[Kind]int{},
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(up)
+			pr.Out.Host = up.Host
+			pr.Out.Header.Del("Authorization")
+		},
+		Transport: rt,
+		// Watches are streams: pass every event on at once.
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(r.Context().Err(), context.Canceled) {
+				return
+			}
+			writeStatus(w, http.StatusBadGateway, "faultproxy: upstream: "+err.Error(), 0)
+		},
+	}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(lis) }()
+	return p, nil
+}
+
+// Close stops the proxy and cuts every open connection (watches too).
+func (p *Proxy) Close() error { return p.srv.Close() }
+
+// Inject adds rules; the first rule that matches a request and still
+// applies decides what happens to it. It returns its argument, so a test
+// can keep the rules and ask for their Hits.
+func (p *Proxy) Inject(rules ...*Rule) []*Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range rules {
+		r.mu.Lock()
+		r.left = r.Times
+		if r.left == 0 {
+			r.left = 1
+		}
+		r.mu.Unlock()
+		p.rules = append(p.rules, r)
+	}
+	return rules
+}
+
+// Clear removes every rule. The counts stay.
+func (p *Proxy) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = nil
+}
+
+// Injected is how many faults of each kind the proxy has injected.
+func (p *Proxy) Injected() map[Kind]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[Kind]int, len(p.injected))
+	for k, v := range p.injected {
+		out[k] = v
+	}
+	return out
+}
+
+// Requests is how many requests reached the proxy.
+func (p *Proxy) Requests() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests
+}
+
+func (p *Proxy) pick(req *http.Request) *Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests++
+	for _, r := range p.rules {
+		if r.matches(req) && r.take() {
+			p.injected[r.Kind]++
+			return r
+		}
+	}
+	return nil
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	rule := p.pick(req)
+	if rule == nil {
+		p.rp.ServeHTTP(w, req)
+		return
+	}
+	switch rule.Kind {
+	case KindStatus:
+		_, _ = io.Copy(io.Discard, req.Body)
+		writeStatus(w, rule.Status, fmt.Sprintf("faultproxy: injected %d", rule.Status), rule.RetryAfter)
+	case KindReset:
+		reset(w)
+	case KindResetAfter:
+		out := req.Clone(req.Context())
+		out.URL.Scheme, out.URL.Host, out.Host = p.upstream.Scheme, p.upstream.Host, p.upstream.Host
+		out.RequestURI = ""
+		out.Header.Del("Authorization")
+		resp, err := p.rt.RoundTrip(out)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+		reset(w)
+	case KindDelay:
+		t := time.NewTimer(rule.Delay)
+		defer t.Stop()
+		select {
+		case <-req.Context().Done():
+			return
+		case <-t.C:
+		}
+		p.rp.ServeHTTP(w, req)
+	case KindDropWatch:
+		// The reverse proxy aborts the response (closing the connection
+		// mid-stream) when the upstream body fails, which is what a
+		// dropped watch looks like to the client.
+		ctx, cancel := context.WithTimeout(req.Context(), rule.Delay)
+		defer cancel()
+		p.rp.ServeHTTP(w, req.WithContext(ctx))
+		panic(http.ErrAbortHandler)
+	default:
+		writeStatus(w, http.StatusInternalServerError, "faultproxy: unknown fault kind "+string(rule.Kind), 0)
+	}
+}
+
+// reset closes the client's connection with a TCP RST (SO_LINGER 0), so the
+// client sees "connection reset by peer".
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// writeStatus answers as the API server does: a metav1.Status body.
+func writeStatus(w http.ResponseWriter, code int, msg string, retryAfter time.Duration) {
+	reasons := map[int]string{
+		http.StatusTooManyRequests:     "TooManyRequests",
+		http.StatusInternalServerError: "InternalError",
+		http.StatusServiceUnavailable:  "ServiceUnavailable",
+		http.StatusGatewayTimeout:      "Timeout",
+	}
+	if retryAfter > 0 {
+		secs := int((retryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"kind":       "Status",
+		"apiVersion": "v1",
+		"status":     "Failure",
+		"message":    msg,
+		"reason":     reasons[code],
+		"code":       code,
+	})
+}
+
+// Kubeconfig writes a kubeconfig for the proxy into dir (no credentials:
+// the proxy adds the cluster's) and returns its path.
+func (p *Proxy) Kubeconfig(dir string) (string, error) {
+	const tmpl = `apiVersion: v1
+kind: Config
+clusters:
+- name: faultproxy
+  cluster:
+    server: %s
+contexts:
+- name: faultproxy
+  context:
+    cluster: faultproxy
+    user: faultproxy
+users:
+- name: faultproxy
+  user: {}
+current-context: faultproxy
+`
+	path := filepath.Join(dir, "faultproxy.kubeconfig")
+	if err := os.WriteFile(path, fmt.Appendf(nil, tmpl, p.URL), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// Bool returns a pointer to b, for Rule.Watch.
+func Bool(b bool) *bool { return &b }
