@@ -2,9 +2,16 @@ package kube
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +41,8 @@ import (
 // k8s.io/client-go/util/csaupgrade, which exists for this problem). So
 // Create continues with two more requests:
 //
-//  1. POST with the field manager: created here, or AlreadyExists;
+//  1. POST (under a field manager unique to this create, see "Create
+//     attempts" below): created here, or AlreadyExists;
 //  2. a forced server-side apply of the same object with the same manager,
 //     which records exactly the applied fields under its Apply entry;
 //  3. a merge patch of metadata.managedFields, guarded by the
@@ -93,12 +101,11 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ob
 	o := obj.DeepCopy()
 	o.SetManagedFields(nil)
 	o.SetResourceVersion("")
-	co := metav1.CreateOptions{FieldManager: manager}
 	if opts.DryRun {
-		co.DryRun = []string{metav1.DryRunAll}
+		co := metav1.CreateOptions{FieldManager: manager, DryRun: []string{metav1.DryRunAll}}
 		return c.resource(gvr, o.GetNamespace()).Create(ctx, o, co)
 	}
-	created, err := c.resource(gvr, o.GetNamespace()).Create(ctx, o, co)
+	created, err := c.createOnce(ctx, gvr, o, manager)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +118,134 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ob
 		return nil, &PartialCreateError{Ref: ref, Object: created, Err: err}
 	}
 	return live, nil
+}
+
+// Create attempts
+//
+// A create whose answer is lost (the connection reset after the request was
+// sent, a 502/503/504 from a proxy or load balancer in front of the API
+// server, a 500) may or may not have created the object, so the transport
+// does not resend a POST (resending could only be answered AlreadyExists,
+// which would refuse a create that in fact succeeded). createOnce resends
+// it itself and tells the two cases apart: each create sends its POST under
+// a field manager of its own, manager + "-create-" + a random token, which
+// the server records in the new object's managedFields. When a resent POST
+// is answered AlreadyExists, one GET says whether that entry is there: the
+// object is this create's own (an earlier attempt created it), and the
+// create goes on with it; otherwise another creator has the name and the
+// create is refused, atomic as ever. The token's entry is dropped at step 3
+// like any Update entry of the provider (see splitUpdateEntry).
+
+// createManagerInfix joins the field manager and the token of one create.
+const createManagerInfix = "-create-"
+
+// maxCreateAttempts bounds the POSTs of one create.
+const maxCreateAttempts = 5
+
+// createBackoff is the delay before POST attempt n+1; a variable so tests
+// can shorten it.
+var createBackoff = func(attempt int) time.Duration {
+	return min(250*time.Millisecond<<(attempt-1), 4*time.Second)
+}
+
+// createOnce POSTs o under a field manager unique to this create, resending
+// the POST when its outcome is unknown, and returns the object this create
+// made, or the error that ended it (AlreadyExists when another creator has
+// the name).
+func (c *Client) createOnce(ctx context.Context, gvr schema.GroupVersionResource, o *unstructured.Unstructured, manager string) (*unstructured.Unstructured, error) {
+	token := manager + createManagerInfix + randomToken()
+	res := c.resource(gvr, o.GetNamespace())
+	// ours looks for the object an earlier attempt may have created.
+	ours := func() (*unstructured.Unstructured, bool, error) {
+		live, err := c.Get(ctx, gvr, o.GetNamespace(), o.GetName())
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return live, hasManagerEntry(live.GetManagedFields(), token), nil
+	}
+	unknown := false // an earlier attempt's answer was lost
+	for attempt := 1; ; attempt++ {
+		created, err := res.Create(ctx, o, metav1.CreateOptions{FieldManager: token})
+		switch {
+		case err == nil:
+			return created, nil
+		case apierrors.IsAlreadyExists(err) && unknown:
+			if live, mine, gerr := ours(); gerr == nil && mine {
+				return live, nil
+			}
+			return nil, err
+		case !createOutcomeUnknown(err):
+			return nil, err
+		}
+		unknown = true
+		if attempt >= maxCreateAttempts || ctx.Err() != nil {
+			live, mine, gerr := ours()
+			switch {
+			case gerr == nil && mine:
+				return live, nil
+			case gerr == nil && live == nil:
+				return nil, fmt.Errorf("%w (the create was sent %d times; none of them created the object)", err, attempt)
+			}
+			return nil, fmt.Errorf("%w (the create was sent %d times; whether one of them created the object could not be "+
+				"checked, so it may exist without being in the Terraform state)", err, attempt)
+		}
+		retryTotal.Add(1)
+		timer := time.NewTimer(createBackoff(attempt))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// createOutcomeUnknown says whether a failed POST may have been sent
+// without an answer coming back, or was refused for a passing reason, so
+// that resending it (with the token check) is right: connection resets and
+// unexpected EOFs, 500, 502, 503, 504 and server timeouts. A refusal that
+// would only repeat (400, 403, 404, 409, 422, a schema rejection) is not.
+func createOutcomeUnknown(err error) bool {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	if IsContentRejected(err) {
+		return false
+	}
+	switch st.Status().Code {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
+func randomToken() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// isCreateManager says whether an Update entry's manager is one of the
+// provider's own: the field manager itself (a create made before per-create
+// tokens) or one create's token manager.
+func isCreateManager(entryManager, manager string) bool {
+	return entryManager == manager || strings.HasPrefix(entryManager, manager+createManagerInfix)
+}
+
+func hasManagerEntry(entries []metav1.ManagedFieldsEntry, m string) bool {
+	for _, e := range entries {
+		if e.Manager == m {
+			return true
+		}
+	}
+	return false
 }
 
 // dropUpdateEntry removes manager's Update entry (main resource, not a
@@ -146,7 +281,13 @@ func (c *Client) RepairUpdateEntries(ctx context.Context, gvr schema.GroupVersio
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{}}
 		u.SetManagedFields(entries)
-		if err := csaupgrade.UpgradeManagedFields(u, sets.New(manager), manager); err != nil {
+		csaManagers := sets.New(manager)
+		for _, e := range entries {
+			if isCreateManager(e.Manager, manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+				csaManagers.Insert(e.Manager)
+			}
+		}
+		if err := csaupgrade.UpgradeManagedFields(u, csaManagers, manager); err != nil {
 			return nil, false, fmt.Errorf("moving the fields of the %q Update entry to its Apply entry: %w", manager, err)
 		}
 		return u.GetManagedFields(), true, nil
@@ -159,7 +300,7 @@ func (c *Client) RepairUpdateEntries(ctx context.Context, gvr schema.GroupVersio
 
 func hasUpdateEntry(entries []metav1.ManagedFieldsEntry, manager string) bool {
 	for _, e := range entries {
-		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+		if isCreateManager(e.Manager, manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
 			return true
 		}
 	}
@@ -227,7 +368,7 @@ func splitUpdateEntry(entries []metav1.ManagedFieldsEntry, manager string) ([]me
 	keep := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 	drop := false
 	for _, e := range entries {
-		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
+		if isCreateManager(e.Manager, manager) && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
 			drop = true
 			continue
 		}
