@@ -11,15 +11,51 @@ import (
 )
 
 // Webhook is where the API server sends ConversionReviews for a profile that
-// serves v1alpha1. Upstream points the CRDs at its in-cluster Service
-// agent-sandbox-webhook-service (k8s/crds/*.yaml at v0.5.6) and patches the
-// caBundle in at start-up; a test cluster without Service routing names a
-// URL instead (package testenv serves it on 127.0.0.1).
+// serves v1alpha1: either the release's own address, the Service
+// agent-sandbox-system/agent-sandbox-webhook-service on port 443, path
+// /convert (k8s/crds/agents.x-k8s.io_sandboxes.yaml:8030-8040 at v0.5.6, the
+// same in the three other CRDs; the Service is k8s/controller.yaml:129-141),
+// or a URL, for a cluster whose API server cannot reach a Service's address
+// (a cluster the test harness did not start). Upstream's controller patches
+// the caBundle in at start-up; here it is set from the start.
 type Webhook struct {
-	// URL is the https URL of the /convert endpoint.
+	// Service is the release's Service address (UpstreamWebhookService);
+	// nil means URL.
+	Service *WebhookService
+	// URL is the https URL of the /convert endpoint, used without Service.
 	URL string
 	// CABundle is the PEM of the CA that signed the server's certificate.
 	CABundle []byte
+}
+
+// WebhookService names the Service the conversion webhook is reached at.
+type WebhookService struct {
+	Namespace, Name, Path string
+	Port                  int32
+}
+
+// UpstreamWebhookService is where every v0.5.x release points its CRDs'
+// conversion webhook (see Webhook).
+var UpstreamWebhookService = WebhookService{
+	Namespace: "agent-sandbox-system", Name: "agent-sandbox-webhook-service", Path: "/convert", Port: 443,
+}
+
+// DNSName is the name the API server expects in the webhook's serving
+// certificate: <service>.<namespace>.svc.
+func (s WebhookService) DNSName() string { return s.Name + "." + s.Namespace + ".svc" }
+
+// clientConfig is the CRD's spec.conversion.webhook.clientConfig for wh.
+func (wh *Webhook) clientConfig() *apiextensionsv1.WebhookClientConfig {
+	cc := &apiextensionsv1.WebhookClientConfig{CABundle: wh.CABundle}
+	if wh.Service != nil {
+		s := *wh.Service
+		path, port := s.Path, s.Port
+		cc.Service = &apiextensionsv1.ServiceReference{Namespace: s.Namespace, Name: s.Name, Path: &path, Port: &port}
+		return cc
+	}
+	url := wh.URL
+	cc.URL = &url
+	return cc
 }
 
 // CRDs returns the four CRDs as the profile's release serves them, built
@@ -68,12 +104,11 @@ func (p Profile) CRDs(wh *Webhook) ([]*apiextensionsv1.CustomResourceDefinition,
 			v := a.Spec.Versions[0]
 			v.Storage = false
 			crd.Spec.Versions = append(crd.Spec.Versions, v)
-			url := wh.URL
 			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
 				Strategy: apiextensionsv1.WebhookConverter,
 				Webhook: &apiextensionsv1.WebhookConversion{
 					ConversionReviewVersions: []string{"v1", "v1beta1"},
-					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: wh.CABundle},
+					ClientConfig:             wh.clientConfig(),
 				},
 			}
 		}

@@ -1,11 +1,15 @@
 package releases
 
 import (
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
@@ -96,5 +100,51 @@ func TestCRDsWebhookRequiredExactlyForV1alpha1(t *testing.T) {
 	}
 	if _, err := V10.CRDs(&Webhook{URL: "https://x"}); err == nil {
 		t.Error("v1.0 with a webhook: want an error")
+	}
+}
+
+// TestCRDsWebhookService: the release's Service form is what the v0.5.6
+// bundle's CRDs name (the bundle that agentsandbox_controller's tests apply
+// over the profile's CRDs), so the two merge into one address; a URL and a
+// Service in one clientConfig are refused by the API server.
+func TestCRDsWebhookService(t *testing.T) {
+	svc := UpstreamWebhookService
+	got, err := V056.CRDs(&Webhook{Service: &svc, CABundle: []byte("pem")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bundles.Read("v0.5.6", bundles.AssetAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]any{}
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil || o["kind"] != "CustomResourceDefinition" {
+			continue
+		}
+		name, _, _ := unstructured.NestedString(o, "metadata", "name")
+		want[name], _, _ = unstructured.NestedMap(o, "spec", "conversion", "webhook", "clientConfig", "service")
+	}
+	if len(want) != 4 {
+		t.Fatalf("found %d CRDs with a conversion webhook service in the v0.5.6 bundle, want 4", len(want))
+	}
+	for _, crd := range got {
+		cc := crd.Spec.Conversion.Webhook.ClientConfig
+		if cc.URL != nil || cc.Service == nil || string(cc.CABundle) != "pem" {
+			t.Fatalf("%s: clientConfig %+v, want the Service and the CA bundle only", crd.Name, cc)
+		}
+		w := want[crd.Name]
+		port := int32(443)
+		if p, ok := w["port"].(float64); ok { // sigs.k8s.io/yaml decodes numbers as JSON does
+			port = int32(p)
+		}
+		if cc.Service.Namespace != w["namespace"] || cc.Service.Name != w["name"] || *cc.Service.Path != w["path"] || *cc.Service.Port != port {
+			t.Errorf("%s: service %s/%s:%d%s, the v0.5.6 bundle names %v", crd.Name, cc.Service.Namespace, cc.Service.Name,
+				*cc.Service.Port, *cc.Service.Path, w)
+		}
+	}
+	if got, want := svc.DNSName(), "agent-sandbox-webhook-service.agent-sandbox-system.svc"; got != want {
+		t.Errorf("DNSName() = %q, want %q", got, want)
 	}
 }

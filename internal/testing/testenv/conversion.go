@@ -41,9 +41,12 @@ type conversionWebhook struct {
 	reviews chan struct{}
 }
 
-// startConversionWebhook listens on a random loopback port.
+// startConversionWebhook listens on a random loopback port. Its certificate
+// is valid for 127.0.0.1 and for the DNS name of the release's webhook
+// Service, the name the API server checks when it reaches the webhook
+// through that Service (see serviceRoute).
 func startConversionWebhook() (*conversionWebhook, error) {
-	certPEM, keyPEM, caPEM, err := selfSignedLoopbackCert()
+	certPEM, keyPEM, caPEM, err := selfSignedLoopbackCert(releases.UpstreamWebhookService.DNSName())
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +169,8 @@ func convertObject(obj *unstructured.Unstructured, desired string) error {
 }
 
 // selfSignedLoopbackCert makes a CA and a serving certificate for 127.0.0.1
-// signed by it, valid for a day.
-func selfSignedLoopbackCert() (certPEM, keyPEM, caPEM []byte, err error) {
+// and dnsNames signed by it, valid for a day.
+func selfSignedLoopbackCert(dnsNames ...string) (certPEM, keyPEM, caPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, nil, err
@@ -202,6 +205,7 @@ func selfSignedLoopbackCert() (certPEM, keyPEM, caPEM []byte, err error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     dnsNames,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

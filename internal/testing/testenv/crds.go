@@ -39,8 +39,12 @@ func SandboxCRDs() ([]*unstructured.Unstructured, error) {
 
 // crds returns the CRDs of the environment's profile (SandboxCRDs without
 // one). A profile that serves v1alpha1 gets its conversion webhook started
-// here, for the life of the environment.
-func (e *Env) crds() ([]*unstructured.Unstructured, error) {
+// here, for the life of the environment. On the local cluster the CRDs name
+// the webhook as the release does, by its Service, which the harness creates
+// and routes to the webhook (serviceRoute); on a cluster the caller names,
+// whose API server cannot reach this machine's loopback through a Service,
+// they name its URL.
+func (e *Env) crds(ctx context.Context, cfg *rest.Config) ([]*unstructured.Unstructured, error) {
 	if e.opts.Profile == nil {
 		return SandboxCRDs()
 	}
@@ -54,13 +58,47 @@ func (e *Env) crds() ([]*unstructured.Unstructured, error) {
 			e.webhook = w
 			e.logf("conversion webhook (v1alpha1 <-> v1beta1) serving at %s", w.wh.URL)
 		}
-		wh = &e.webhook.wh
+		w := e.webhook.wh
+		if e.bin != "" {
+			if err := e.routeWebhookService(ctx, cfg); err != nil {
+				return nil, err
+			}
+			svc := releases.UpstreamWebhookService
+			w.Service = &svc
+		}
+		wh = &w
 	}
 	typed, err := e.opts.Profile.CRDs(wh)
 	if err != nil {
 		return nil, err
 	}
 	return crdsToUnstructured(typed)
+}
+
+// routeWebhookService creates the release's webhook Service on the local
+// cluster and routes the API server's connections to it to the webhook.
+func (e *Env) routeWebhookService(ctx context.Context, cfg *rest.Config) error {
+	if e.route != nil {
+		return nil
+	}
+	socket, err := egressSocket(e.Dir)
+	if err != nil {
+		return err
+	}
+	svc := releases.UpstreamWebhookService
+	ip, err := ensureWebhookService(ctx, cfg, svc)
+	if err != nil {
+		return err
+	}
+	backend := strings.TrimSuffix(strings.TrimPrefix(e.webhook.wh.URL, "https://"), "/convert")
+	r, err := startServiceRoute(socket, hostPort(ip, svc.Port), backend)
+	if err != nil {
+		return err
+	}
+	e.route = r
+	e.logf("conversion webhook reached as the release names it, Service %s/%s (%s), routed from the cluster egress %s",
+		svc.Namespace, svc.Name, r.target, socket)
+	return nil
 }
 
 func crdsToUnstructured(typed []*apiextensionsv1.CustomResourceDefinition) ([]*unstructured.Unstructured, error) {

@@ -77,7 +77,9 @@ type Options struct {
 	NoCRDs bool
 	// Profile is the upstream release the environment stands in for: its
 	// CRDs are installed (for a v0.5.x profile with the v1alpha1 version and
-	// a conversion webhook the harness serves on 127.0.0.1 for the run).
+	// a conversion webhook the harness serves on 127.0.0.1 for the run; on
+	// the local cluster the CRDs reach it through the release's own webhook
+	// Service, see serviceRoute).
 	// nil installs the project's v1beta1-only CRDs (the v1.0 shape) and
 	// serves no webhook. The Controller is chosen separately (SimController).
 	Profile *releases.Profile
@@ -208,6 +210,7 @@ type Env struct {
 	watchdog *watchdog
 	ctrl     *runningController
 	webhook  *conversionWebhook
+	route    *serviceRoute
 	mem      *memorySampler
 
 	stopOnce sync.Once
@@ -246,7 +249,7 @@ func (e *Env) start(ctx context.Context) error {
 		e.logf("agent-sandbox CRDs not installed by the harness (Options.NoCRDs, %s=1): whatever runs inside installs them", NoCRDsVar)
 	} else {
 		t0 := time.Now()
-		objs, err := e.crds()
+		objs, err := e.crds(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -404,6 +407,9 @@ func (e *Env) stop(ctx context.Context) error {
 		if err := e.ctrl.stop(controllerTimeout); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := e.route.stop(); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the webhook Service route: %w", err))
 	}
 	if e.webhook != nil {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
