@@ -1,6 +1,9 @@
-// Package validators holds the attribute validators shared by every resource
-// family (durations, timestamps, Kubernetes names and label keys). Family-
-// specific rules live with their family; anything two families need lives here.
+// Package validators holds the provider's attribute validators, for every
+// resource family: durations, timestamps, Kubernetes names, labels and
+// quantities, CIDRs and ports, image references, paths and environment
+// variables, the controller's rules for a claim's pod metadata, and GKE's
+// names and reserved keys. A family's schema only picks them; a one-off
+// string rule is a Check or Valid built in place.
 package validators
 
 import (

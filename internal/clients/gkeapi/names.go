@@ -155,3 +155,30 @@ func nameParts(s string, want int, shape string) ([]string, error) {
 	}
 	return parts, nil
 }
+
+var (
+	// The strict shapes of regions (us-central1) and zones (us-central1-a),
+	// for plan-time checks; locationRE above only bounds what a name may hold.
+	regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+	zoneRE   = regexp.MustCompile(`^([a-z]+-[a-z]+[0-9]+)-[a-z]$`)
+)
+
+// RegionOf returns the region of a region (itself) or of a zone
+// (us-central1-a is in us-central1), "" if location is neither.
+func RegionOf(location string) string {
+	if r := ZoneRegion(location); r != "" {
+		return r
+	}
+	if regionRE.MatchString(location) {
+		return location
+	}
+	return ""
+}
+
+// ZoneRegion returns the region of a zone, "" if zone is not a zone.
+func ZoneRegion(zone string) string {
+	if m := zoneRE.FindStringSubmatch(zone); m != nil {
+		return m[1]
+	}
+	return ""
+}

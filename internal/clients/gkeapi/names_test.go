@@ -68,3 +68,18 @@ func TestParseNodePoolName(t *testing.T) {
 		}
 	}
 }
+
+func TestRegionOf(t *testing.T) {
+	for in, want := range map[string][2]string{ // RegionOf, ZoneRegion
+		"us-central1":               {"us-central1", ""},
+		"europe-west4-b":            {"europe-west4", "europe-west4"},
+		"us-central":                {"", ""},
+		"US-CENTRAL1":               {"", ""},
+		"us-central1-ab":            {"", ""},
+		"northamerica-northeast2-c": {"northamerica-northeast2", "northamerica-northeast2"},
+	} {
+		if got := [2]string{RegionOf(in), ZoneRegion(in)}; got != want {
+			t.Errorf("%q: RegionOf, ZoneRegion = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 var (
@@ -67,18 +68,18 @@ func (r *addonResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 				Optional:            true,
 				Computed:            true,
 				MarkdownDescription: "Project of the cluster. Defaults to the provider's `gke.project`.",
-				Validators:          []validator.String{projectID()},
+				Validators:          []validator.String{validators.GKEProjectID()},
 			},
 			"location": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Location (region or zone) of the cluster.",
-				Validators:          []validator.String{location()},
+				Validators:          []validator.String{validators.GKELocation()},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"cluster": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Name of the cluster.",
-				Validators:          []validator.String{gkeName("cluster")},
+				Validators:          []validator.String{validators.GKEName("cluster")},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 var (
@@ -67,17 +68,17 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 				Optional:            true,
 				Computed:            true,
 				MarkdownDescription: "Project of the cluster. Defaults to the provider's `gke.project`.",
-				Validators:          []validator.String{projectID()},
+				Validators:          []validator.String{validators.GKEProjectID()},
 			},
 			"location": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Location (region or zone) of the cluster.",
-				Validators:          []validator.String{location()},
+				Validators:          []validator.String{validators.GKELocation()},
 			},
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Name of the cluster.",
-				Validators:          []validator.String{gkeName("cluster")},
+				Validators:          []validator.String{validators.GKEName("cluster")},
 			},
 			"id":       computed("Full resource name, `projects/P/locations/L/clusters/C` (what the provider's `kubernetes.gke_cluster` takes)."),
 			"endpoint": computed("Address of the cluster's Kubernetes API as GKE reports it (an IP address, without scheme)."),

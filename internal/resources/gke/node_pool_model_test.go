@@ -8,8 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
 
@@ -431,67 +429,6 @@ func TestDecodeCA(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("decodeCA(%.20q) = %.30q, %v; want %.30q, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
-	}
-}
-
-func TestStringValidators(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		v    validator.String
-		in   string
-		ok   bool
-	}{
-		{"region", location(), "us-central1", true},
-		{"zone as location", location(), "europe-west4-b", true},
-		{"bad location", location(), "us-central", false},
-		{"uppercase location", location(), "US-CENTRAL1", false},
-		{"zone", zone(), "us-central1-f", true},
-		{"region as zone", zone(), "us-central1", false},
-		{"project", projectID(), "my-project-123", true},
-		{"domain project", projectID(), "example.com:my-project", true},
-		{"project number", projectID(), "123456789012", false},
-		{"short project", projectID(), "abc", false},
-		{"cluster", gkeName("cluster"), "agents-prod", true},
-		{"cluster full name", gkeName("cluster"), "projects/p/locations/l/clusters/c", false},
-		{"pool trailing hyphen", gkeName("node pool"), "pool-", false},
-		{"image type", imageTypeValidator{}, "COS_CONTAINERD", true},
-		{"ubuntu image", imageTypeValidator{}, "UBUNTU_CONTAINERD", false},
-		{"lowercase cos", imageTypeValidator{}, "cos_containerd", false},
-		{"reserved taint key", gkeOwnedTaintKey(), sandboxKey, false},
-		{"other taint key", gkeOwnedTaintKey(), "sandbox.gke.io/other", true},
-	} {
-		resp := &validator.StringResponse{}
-		p := path.Root("attr")
-		tc.v.ValidateString(bg, validator.StringRequest{Path: p, ConfigValue: types.StringValue(tc.in)}, resp)
-		if ok := !resp.Diagnostics.HasError(); ok != tc.ok {
-			t.Errorf("%s: %q accepted=%v, want %v (%v)", tc.name, tc.in, ok, tc.ok, resp.Diagnostics)
-		}
-		if !tc.ok && len(resp.Diagnostics) > 0 {
-			if d, ok := resp.Diagnostics[0].(diag.DiagnosticWithPath); !ok || !d.Path().Equal(p) {
-				t.Errorf("%s: diagnostic without the attribute path", tc.name)
-			}
-		}
-		// Null and unknown are never errors (they are checked once known).
-		for _, v := range []types.String{types.StringNull(), types.StringUnknown()} {
-			resp := &validator.StringResponse{}
-			tc.v.ValidateString(bg, validator.StringRequest{Path: p, ConfigValue: v}, resp)
-			if resp.Diagnostics.HasError() {
-				t.Errorf("%s: %s rejected", tc.name, v)
-			}
-		}
-	}
-}
-
-func TestGKEOwnedLabelKeyPath(t *testing.T) {
-	resp := &validator.MapResponse{}
-	gkeOwnedKey{what: "label"}.ValidateMap(bg, validator.MapRequest{
-		Path: path.Root("labels"), ConfigValue: strMap(map[string]string{"a": "b", sandboxKey: sandboxValue}),
-	}, resp)
-	if len(resp.Diagnostics) != 1 {
-		t.Fatalf("diagnostics %v", resp.Diagnostics)
-	}
-	if got := resp.Diagnostics[0].(diag.DiagnosticWithPath).Path().String(); got != `labels["sandbox.gke.io/runtime"]` {
-		t.Errorf("path %s", got)
 	}
 }
 

@@ -61,24 +61,24 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed: true,
 				MarkdownDescription: "Project of the cluster. Defaults to the provider's `gke.project`. Changing it replaces " +
 					"the pool.",
-				Validators: []validator.String{projectID()},
+				Validators: []validator.String{validators.GKEProjectID()},
 			},
 			"location": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Location of the cluster: its region (regional cluster) or zone (zonal cluster). Changing it replaces the pool.",
-				Validators:          []validator.String{location()},
+				Validators:          []validator.String{validators.GKELocation()},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"cluster": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Name of the cluster (its short name, not its full resource name). Changing it replaces the pool.",
-				Validators:          []validator.String{gkeName("cluster")},
+				Validators:          []validator.String{validators.GKEName("cluster")},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Name of the node pool. Changing it replaces the pool.",
-				Validators:          []validator.String{gkeName("node pool")},
+				Validators:          []validator.String{validators.GKEName("node pool")},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"node_count": schema.Int64Attribute{
@@ -109,7 +109,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"place (`update`, sent alone as GKE recommends).",
 				Validators: []validator.Set{
 					setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(zone()),
+					setvalidator.ValueStringsAre(validators.GKEZone()),
 				},
 				PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()},
 			},
@@ -152,7 +152,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				ElementType: types.StringType,
 				MarkdownDescription: "Kubernetes labels of the nodes, besides GKE's own `sandbox.gke.io/runtime=gvisor` (which " +
 					"is not shown here and cannot be set). Changed in place.",
-				Validators: []validator.Map{validators.Labels(), gkeOwnedKey{what: "label"}},
+				Validators: []validator.Map{validators.Labels(), validators.GKEOwnedMapKey("label", sandboxKey, sandboxValue)},
 			},
 			"taints": schema.ListNestedAttribute{
 				Optional: true,
@@ -251,7 +251,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed:            true,
 				Default:             stringdefault.StaticString(imageCOS),
 				MarkdownDescription: "Node image; always `COS_CONTAINERD` (the default), the only image GKE Sandbox supports.",
-				Validators:          []validator.String{imageTypeValidator{}},
+				Validators:          []validator.String{validators.GKEImageType(imageCOS)},
 			},
 			"status": schema.StringAttribute{
 				Computed:            true,
@@ -267,60 +267,6 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-// --- validators specific to this resource ---
-
-// gkeOwnedKey refuses GKE's own sandbox label key in a map.
-type gkeOwnedKey struct{ what string }
-
-func (v gkeOwnedKey) Description(context.Context) string {
-	return fmt.Sprintf("the %s key %s is GKE's own and cannot be set", v.what, sandboxKey)
-}
-func (v gkeOwnedKey) MarkdownDescription(c context.Context) string { return v.Description(c) }
-
-func (v gkeOwnedKey) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, ok := req.ConfigValue.Elements()[sandboxKey]; ok {
-		resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(sandboxKey), "GKE-owned "+v.what,
-			fmt.Sprintf("GKE puts the %s %s=%s on every gVisor node pool itself, and the provider hides it. Remove it "+
-				"from the configuration.", v.what, sandboxKey, sandboxValue))
-	}
-}
-
-// gkeOwnedTaintKey refuses GKE's own sandbox taint key, which GKE refuses
-// from users (a 400 during apply otherwise).
-func gkeOwnedTaintKey() validator.String {
-	return validators.Check{
-		Desc: "must not be " + sandboxKey + ", which GKE owns",
-		Problem: func(s string) string {
-			if s == sandboxKey {
-				return fmt.Sprintf("The taint key %s is reserved: GKE adds the taint %s=%s:NoSchedule to every gVisor node "+
-					"pool itself and refuses user taints with this key. Remove this taint; pods with runtimeClassName: "+
-					"gvisor already tolerate GKE's.", sandboxKey, sandboxKey, sandboxValue)
-			}
-			return ""
-		},
-	}
-}
-
-// imageTypeValidator explains why only COS_CONTAINERD is allowed.
-type imageTypeValidator struct{}
-
-func (imageTypeValidator) Description(context.Context) string {
-	return "must be COS_CONTAINERD, the only image GKE Sandbox supports"
-}
-func (v imageTypeValidator) MarkdownDescription(c context.Context) string { return v.Description(c) }
-
-func (imageTypeValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || req.ConfigValue.ValueString() == imageCOS {
-		return
-	}
-	resp.Diagnostics.AddAttributeError(req.Path, "Unsupported image type for GKE Sandbox",
-		fmt.Sprintf("image_type is %q, but GKE Sandbox (gVisor) node pools need %s; GKE refuses any other image. "+
-			"Remove image_type or set it to %q.", req.ConfigValue.ValueString(), imageCOS, imageCOS))
 }
 
 // autoscalingAttributes are the attributes of autoscaling, shared by the schema and
@@ -361,7 +307,7 @@ var taintAttributes = map[string]schema.Attribute{
 	"key": schema.StringAttribute{
 		Required:            true,
 		MarkdownDescription: "Taint key, a qualified name such as `dedicated` or `example.com/team`.",
-		Validators:          []validator.String{validators.QualifiedName(), gkeOwnedTaintKey()},
+		Validators:          []validator.String{validators.QualifiedName(), validators.GKEOwnedTaintKey(sandboxKey, sandboxValue)},
 	},
 	"value": schema.StringAttribute{
 		Optional:            true,

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -88,7 +89,7 @@ func validateNodeLocations(loc types.String, zones types.Set) diag.Diagnostics {
 	if loc.IsNull() || loc.IsUnknown() || zones.IsNull() || zones.IsUnknown() {
 		return diags
 	}
-	region := regionOf(loc.ValueString())
+	region := gkeapi.RegionOf(loc.ValueString())
 	if region == "" {
 		return diags // the location's own validator reports it
 	}
@@ -97,7 +98,7 @@ func validateNodeLocations(loc types.String, zones types.Set) diag.Diagnostics {
 		if !ok || z.IsNull() || z.IsUnknown() {
 			continue
 		}
-		if m := zoneRE.FindStringSubmatch(z.ValueString()); m != nil && m[1] != region {
+		if zr := gkeapi.ZoneRegion(z.ValueString()); zr != "" && zr != region {
 			diags.AddAttributeError(path.Root("node_locations").AtSetValue(z), "Zone outside the cluster's region",
 				fmt.Sprintf("%q is not in region %s, where the cluster (location %q) is. Node locations must be zones "+
 					"of the cluster's region, such as %s-a.", z.ValueString(), region, loc.ValueString(), region))

@@ -19,6 +19,11 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
+// defaultAllowedLabelDomain is upstream's default for the label domains a
+// claim's pod labels may use (the controller's allowed-label-domains
+// setting).
+const defaultAllowedLabelDomain = "sandbox.users.io"
+
 // shutdownPolicies are the values of spec.lifecycle.shutdownPolicy.
 var shutdownPolicies = []string{
 	string(extv1beta1.ShutdownPolicyDelete), string(extv1beta1.ShutdownPolicyDeleteForeground), string(extv1beta1.ShutdownPolicyRetain),
@@ -69,7 +74,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 				"name": schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Name of the variable.",
-					Validators:          []validator.String{envVarName{}},
+					Validators:          []validator.String{validators.EnvVarName()},
 				},
 				"value": schema.StringAttribute{
 					Required:            true,
@@ -83,7 +88,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 				},
 			},
 		},
-		Validators: []validator.List{uniqueEnv{}},
+		Validators: []validator.List{validators.UniqueEnv()},
 	}
 	attrs["additional_pod_metadata"] = schema.SingleNestedAttribute{
 		Optional: true,
@@ -96,14 +101,14 @@ func resourceSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: fmt.Sprintf("Pod labels. Keys need a domain prefix the controller allows (its "+
 					"allowed-label-domains setting, by default `%s`, e.g. `%s/team`); keys under `agents.x-k8s.io/` and "+
 					"`app=sandbox-router` are refused.", defaultAllowedLabelDomain, defaultAllowedLabelDomain),
-				Validators: []validator.Map{validators.Labels(object.ReservedPrefixes...), podLabels{}},
+				Validators: []validator.Map{validators.Labels(object.ReservedPrefixes...), validators.ClaimPodLabels(defaultAllowedLabelDomain)},
 			},
 			"annotations": schema.MapAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
 				MarkdownDescription: "Pod annotations. Keys in the `kubernetes.io`, `k8s.io` and `agents.x-k8s.io` " +
 					"domains are refused, except `cluster-autoscaler.kubernetes.io/safe-to-evict`.",
-				Validators: []validator.Map{validators.Annotations(object.ReservedPrefixes...), podAnnotations{}},
+				Validators: []validator.Map{validators.Annotations(object.ReservedPrefixes...), validators.ClaimPodAnnotations()},
 			},
 		},
 	}
