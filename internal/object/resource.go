@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // Operation is the step of the resource lifecycle a family's hook runs in.
@@ -161,8 +161,8 @@ func (r *Resource[M]) Metadata(_ context.Context, req resource.MetadataRequest, 
 }
 
 func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	// Nested attribute types computed once per schema (schematypes).
-	resp.Schema = schematypes.Resource(r.f.Schema(ctx))
+	// Nested attribute types computed once per schema.
+	resp.Schema = tfvalues.PrecomputeTypes(r.f.Schema(ctx))
 }
 
 func (r *Resource[M]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -17,7 +17,10 @@
 //
 // It also derives attribute types from a schema (ObjectType, ElementType),
 // so that models and schemas cannot disagree: the schema is the single
-// source of truth for the shape of a nested attribute.
+// source of truth for the shape of a nested attribute. PrecomputeTypes
+// stores those types in a resource schema once, so the framework does not
+// derive them again for every value it visits, and gives top-level integers
+// WholeNumberType (a readable error for a fraction).
 package tfvalues
 
 import (

@@ -1,4 +1,4 @@
-package schematypes
+package tfvalues
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (t WholeNumberType) Equal(o attr.Type) bool {
 	return false
 }
 
-func (t WholeNumberType) String() string { return "schematypes.WholeNumberType" }
+func (t WholeNumberType) String() string { return "tfvalues.WholeNumberType" }
 
 // ValueFromTerraform is Int64Type's, except that a number with a fraction
 // becomes a fractionValue that fails validation with a real message.

@@ -1,4 +1,4 @@
-package schematypes_test
+package tfvalues_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // customObject stands for a CustomType a schema sets itself.
@@ -47,10 +47,10 @@ func nested() schema.Schema {
 	}
 }
 
-func TestResourceKeepsEveryType(t *testing.T) {
+func TestPrecomputeTypesKeepsEveryType(t *testing.T) {
 	ctx := context.Background()
 	before := nested()
-	after := schematypes.Resource(before)
+	after := tfvalues.PrecomputeTypes(before)
 
 	if !before.Type().Equal(after.Type()) {
 		t.Fatalf("schema type changed:\nbefore %s\nafter  %s", before.Type(), after.Type())
@@ -65,8 +65,8 @@ func TestResourceKeepsEveryType(t *testing.T) {
 	}
 }
 
-func TestResourcePrecomputesNestedTypes(t *testing.T) {
-	after := schematypes.Resource(nested())
+func TestPrecomputeTypesPrecomputesNestedTypes(t *testing.T) {
+	after := tfvalues.PrecomputeTypes(nested())
 	pod := after.Attributes["pod"].(schema.SingleNestedAttribute)
 	if pod.CustomType == nil {
 		t.Fatal("pod: no precomputed type")
@@ -91,9 +91,9 @@ func TestResourcePrecomputesNestedTypes(t *testing.T) {
 	}
 }
 
-func TestResourceLeavesTheInputAlone(t *testing.T) {
+func TestPrecomputeTypesLeavesTheInputAlone(t *testing.T) {
 	in := nested()
-	_ = schematypes.Resource(in)
+	_ = tfvalues.PrecomputeTypes(in)
 	if in.Attributes["pod"].(schema.SingleNestedAttribute).CustomType != nil {
 		t.Fatal("the input schema's attribute map was modified")
 	}

@@ -1,5 +1,5 @@
-// Package schematypes makes the framework's type lookups on large nested
-// schemas cheap.
+// Precomputed schema types: the framework's type lookups on large nested
+// schemas made cheap.
 //
 // terraform-plugin-framework (v1.19) derives the type of a nested attribute
 // on every call of GetType: SingleNestedAttribute.GetType and
@@ -15,13 +15,15 @@
 // CPU in SchemaTypeAtTerraformPath -> NestedAttributeObjectType and the maps
 // it allocates (bench: BenchmarkPlanNoChange).
 //
-// Precompute sets CustomType on every nested attribute and nested object to
+// PrecomputeTypes sets CustomType on every nested attribute and nested object to
 // exactly the type the framework would have derived (types.ObjectType,
 // types.ListType, types.SetType, types.MapType of the same attribute
 // types), computed once when the schema is built. Values, validation,
 // defaults and plan modifiers are unchanged: only the repeated derivation
-// goes away. A CustomType already set by the schema is kept.
-package schematypes
+// goes away. A CustomType already set by the schema is kept. The types are
+// those ObjectType and ElementType derive, so a model checked against them
+// (CheckModel) fits the precomputed schema too.
+package tfvalues
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -29,11 +31,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// Resource returns s with the types of its nested attributes and blocks
+// PrecomputeTypes returns s with the types of its nested attributes and blocks
 // precomputed, and its top-level Int64 attributes of WholeNumberType (a
 // fraction gets a real message). The attribute maps of s are not modified (schemas often
 // share attribute maps between resources); the result holds new ones.
-func Resource(s schema.Schema) schema.Schema {
+func PrecomputeTypes(s schema.Schema) schema.Schema {
 	s.Attributes = attributes(s.Attributes)
 	wholeNumbers(s.Attributes)
 	s.Blocks = blocks(s.Blocks)
@@ -56,7 +58,7 @@ func attribute(a schema.Attribute) schema.Attribute {
 	case schema.SingleNestedAttribute:
 		a.Attributes = attributes(a.Attributes)
 		if a.CustomType == nil {
-			a.CustomType = types.ObjectType{AttrTypes: attrTypes(a.Attributes)}
+			a.CustomType = ObjectType(a.Attributes)
 		}
 		return a
 	case schema.ListNestedAttribute:
@@ -85,17 +87,9 @@ func attribute(a schema.Attribute) schema.Attribute {
 func object(o schema.NestedAttributeObject) schema.NestedAttributeObject {
 	o.Attributes = attributes(o.Attributes)
 	if o.CustomType == nil {
-		o.CustomType = types.ObjectType{AttrTypes: attrTypes(o.Attributes)}
+		o.CustomType = ObjectType(o.Attributes)
 	}
 	return o
-}
-
-func attrTypes(attrs map[string]schema.Attribute) map[string]attr.Type {
-	out := make(map[string]attr.Type, len(attrs))
-	for name, a := range attrs {
-		out[name] = a.GetType()
-	}
-	return out
 }
 
 func blocks(in map[string]schema.Block) map[string]schema.Block {
@@ -145,7 +139,7 @@ func blockObject(o schema.NestedBlockObject) schema.NestedBlockObject {
 }
 
 func blockAttrTypes(attrs map[string]schema.Attribute, bs map[string]schema.Block) map[string]attr.Type {
-	out := attrTypes(attrs)
+	out := ObjectType(attrs).AttrTypes
 	for name, b := range bs {
 		out[name] = b.Type()
 	}

@@ -1,4 +1,4 @@
-package schematypes_test
+package tfvalues_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/schematypes"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // TestWholeNumberType: whole numbers are plain Int64 values; a fraction
@@ -20,8 +20,8 @@ import (
 // integers instead of the framework's "always an error in the provider".
 func TestWholeNumberType(t *testing.T) {
 	ctx := context.Background()
-	typ := schematypes.WholeNumberType{}
-	if !typ.Equal(types.Int64Type) || !typ.Equal(schematypes.WholeNumberType{}) || typ.Equal(types.StringType) {
+	typ := tfvalues.WholeNumberType{}
+	if !typ.Equal(types.Int64Type) || !typ.Equal(tfvalues.WholeNumberType{}) || typ.Equal(types.StringType) {
 		t.Error("Equal")
 	}
 	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(tftypes.Number, big.NewFloat(3)))
@@ -62,14 +62,14 @@ func TestWholeNumberType(t *testing.T) {
 
 // TestResourceGivesTopLevelIntegersWholeNumbers: only top-level Int64
 // attributes change; a CustomType the schema sets is kept.
-func TestResourceGivesTopLevelIntegersWholeNumbers(t *testing.T) {
-	s := schematypes.Resource(schema.Schema{Attributes: map[string]schema.Attribute{
+func TestPrecomputeTypesGivesTopLevelIntegersWholeNumbers(t *testing.T) {
+	s := tfvalues.PrecomputeTypes(schema.Schema{Attributes: map[string]schema.Attribute{
 		"replicas": schema.Int64Attribute{Optional: true},
 		"nested": schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
 			"port": schema.Int64Attribute{Optional: true},
 		}},
 	}})
-	if _, ok := s.Attributes["replicas"].GetType().(schematypes.WholeNumberType); !ok {
+	if _, ok := s.Attributes["replicas"].GetType().(tfvalues.WholeNumberType); !ok {
 		t.Errorf("replicas: %T", s.Attributes["replicas"].GetType())
 	}
 	n := s.Attributes["nested"].(schema.SingleNestedAttribute)
