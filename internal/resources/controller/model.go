@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // controllerModel is the resource's Terraform data.
@@ -63,17 +65,9 @@ type inventoryModel struct {
 	Drift      types.String `tfsdk:"drift"`
 }
 
-var (
-	inventoryAttrTypes = map[string]attr.Type{
-		"api_version": types.StringType,
-		"kind":        types.StringType,
-		"namespace":   types.StringType,
-		"name":        types.StringType,
-		"digest":      types.StringType,
-		"drift":       types.StringType,
-	}
-	inventoryElemType = types.ObjectType{AttrTypes: inventoryAttrTypes}
-)
+// inventoryElemType is the type of an inventory entry, derived from the
+// schema's attributes.
+var inventoryElemType = tfvalues.ObjectType(inventoryAttributes)
 
 // inputsKnown says whether every attribute that decides the objects is
 // known, i.e. whether the manifest can be fetched and expanded now.
@@ -265,7 +259,7 @@ func inventoryValue(entries []inventoryEntry) (types.Map, diag.Diagnostics) {
 		if e.Digest == "" {
 			digest = types.StringUnknown()
 		}
-		obj, d := types.ObjectValue(inventoryAttrTypes, map[string]attr.Value{
+		obj, d := types.ObjectValue(inventoryElemType.AttrTypes, map[string]attr.Value{
 			"api_version": types.StringValue(e.APIVersion),
 			"kind":        types.StringValue(e.Kind),
 			"namespace":   types.StringValue(e.Namespace),

@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // controllerObjectType is the `controller` attribute's type, read from the
@@ -143,5 +145,13 @@ func TestSettingsExpand(t *testing.T) {
 		if s.Tolerations[0][k] != v {
 			t.Errorf("toleration %s = %v, want %v", k, s.Tolerations[0][k], v)
 		}
+	}
+}
+
+// TestDerivedTypesFitTheModels: the inventory entry's type, derived from
+// the schema, reads into and converts back from the model the code uses.
+func TestDerivedTypesFitTheModels(t *testing.T) {
+	if err := tfvalues.CheckModel(context.Background(), inventoryElemType, &inventoryModel{}); err != nil {
+		t.Error(err)
 	}
 }

@@ -257,29 +257,31 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 				MarkdownDescription: "The objects applied, keyed `Kind[.group]/[namespace/]name` (e.g. " +
 					"`Deployment.apps/agent-sandbox-system/agent-sandbox-controller`). A refresh sets `drift` on objects " +
 					"deleted or changed outside Terraform, and the next apply repairs them.",
-				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"api_version": schema.StringAttribute{Computed: true, MarkdownDescription: "API version, e.g. `apps/v1`."},
-						"kind":        schema.StringAttribute{Computed: true, MarkdownDescription: "Kind, e.g. `Deployment`."},
-						"namespace":   schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace; empty for cluster-scoped objects."},
-						"name":        schema.StringAttribute{Computed: true, MarkdownDescription: "Name."},
-						"digest": schema.StringAttribute{
-							Computed: true,
-							MarkdownDescription: "SHA-256 of the fields this provider's field manager owns in the object, " +
-								"with their values, right after the apply.",
-						},
-						"drift": schema.StringAttribute{
-							Computed:            true,
-							MarkdownDescription: "Empty, or `deleted` / `changed` when the last refresh found the object deleted or changed outside Terraform.",
-						},
-					},
-				},
+				NestedObject: schema.NestedAttributeObject{Attributes: inventoryAttributes},
 			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+}
+
+// inventoryAttributes are the attributes of one inventory entry, shared by
+// the schema and the type of its values (derived from them).
+var inventoryAttributes = map[string]schema.Attribute{
+	"api_version": schema.StringAttribute{Computed: true, MarkdownDescription: "API version, e.g. `apps/v1`."},
+	"kind":        schema.StringAttribute{Computed: true, MarkdownDescription: "Kind, e.g. `Deployment`."},
+	"namespace":   schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace; empty for cluster-scoped objects."},
+	"name":        schema.StringAttribute{Computed: true, MarkdownDescription: "Name."},
+	"digest": schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "SHA-256 of the fields this provider's field manager owns in the object, " +
+			"with their values, right after the apply.",
+	},
+	"drift": schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: "Empty, or `deleted` / `changed` when the last refresh found the object deleted or changed outside Terraform.",
+	},
 }
 
 func (r *controllerResource) ConfigValidators(context.Context) []resource.ConfigValidator {

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -51,17 +50,26 @@ type conditionModel struct {
 	Message types.String `tfsdk:"message"`
 }
 
-var conditionType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"type": types.StringType, "status": types.StringType, "reason": types.StringType, "message": types.StringType,
-}}
+// conditionAttributes are the attributes of one condition, shared by the
+// schema and the type of its values (derived from them).
+var conditionAttributes = map[string]schema.Attribute{
+	"type":    computedString("Condition type."),
+	"status":  computedString("`True`, `False` or `Unknown`."),
+	"reason":  computedString("Machine-readable reason, e.g. `DependenciesReady`, `SandboxSuspended`, `SandboxExpired`."),
+	"message": computedString("Human-readable detail."),
+}
+
+var conditionType = tfvalues.ObjectType(conditionAttributes)
+
+func computedString(d string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: d}
+}
 
 func dataSourceSchema(context.Context) schema.Schema {
 	attrs := object.DataSourceMetadataAttributes("Sandbox")
 	attrs["pod_template"] = podtemplate.DataSourceAttribute()
 	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
-	str := func(d string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: d}
-	}
+	str := computedString
 	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the sandbox asks for a headless Service."}
 	attrs["operating_mode"] = str("`Running` or `Suspended`: what the sandbox is asked to be (the conditions say whether it is).")
 	attrs["shutdown_time"] = str("RFC 3339 expiry time, null when none.")
@@ -74,12 +82,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 		Computed: true,
 		MarkdownDescription: "The conditions the controller reports: `Ready`, `Suspended`, `PodScheduled`, `Finished`, " +
 			"each with its status, reason and message.",
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"type":    str("Condition type."),
-			"status":  str("`True`, `False` or `Unknown`."),
-			"reason":  str("Machine-readable reason, e.g. `DependenciesReady`, `SandboxSuspended`, `SandboxExpired`."),
-			"message": str("Human-readable detail."),
-		}},
+		NestedObject: schema.NestedAttributeObject{Attributes: conditionAttributes},
 	}
 	return schema.Schema{
 		MarkdownDescription: "Reads a Sandbox (`agents.x-k8s.io/v1beta1`) and its live status, whoever created it: one " +
