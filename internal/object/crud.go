@@ -36,7 +36,9 @@ func (k Kind) New() *unstructured.Unstructured {
 
 // Create writes obj, refusing to take over an object that already exists:
 // silently adopting it would let two configurations (or a configuration and
-// a person) own the same object. The refusal says how to import it.
+// a person) own the same object. The refusal says how to import it. When
+// the object was created but a later step of the create failed, it returns
+// the created object with the error, for the caller to save.
 //
 // Writes are server-side applies with the provider's field manager and
 // force: Terraform is the declared owner of the fields it sets, so a field
@@ -71,11 +73,14 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 				ref, k.ResourceType, ID(ref.Namespace, ref.Name)))
 		return nil, diags
 	case errors.As(err, &partial):
+		// The object is this create's own (the create was atomic): hand it
+		// back with the error, so that it is saved in the state (tainted)
+		// rather than left behind for an import.
 		diags.AddError(fmt.Sprintf("%s was created, but the provider could not finish taking ownership", ref),
-			fmt.Sprintf("%v\n\nThe object exists in the cluster but is not in the Terraform state. Import it (no "+
-				"other resource created it: the create was atomic), then apply again:\n\n  terraform import %s.<name> %s",
-				err, k.ResourceType, ID(ref.Namespace, ref.Name)))
-		return nil, diags
+			fmt.Sprintf("%v\n\nThe object was created by this apply (the create was atomic, so no other resource "+
+				"made it) and is saved in the Terraform state, marked tainted: the next apply replaces it. %s",
+				err, kube.RerunIsSafe))
+		return partial.Object, diags
 	}
 	diags.Append(k.diagnose(ctx, c, err, "create", ref)...)
 	return nil, diags

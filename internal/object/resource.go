@@ -22,11 +22,12 @@ import (
 // Operation is the step of the resource lifecycle a family's hook runs in.
 type Operation int
 
-// The operations that call a family's hooks.
+// The operations that call a family's hooks (and OpDelete, for Deadline).
 const (
 	OpCreate Operation = iota + 1
 	OpRead
 	OpUpdate
+	OpDelete
 )
 
 func (o Operation) String() string {
@@ -37,6 +38,8 @@ func (o Operation) String() string {
 		return "read"
 	case OpUpdate:
 		return "update"
+	case OpDelete:
+		return "delete"
 	}
 	return fmt.Sprintf("Operation(%d)", int(o))
 }
@@ -198,6 +201,13 @@ func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	live, diags := r.create(ctx, obj)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		if live != nil {
+			// Created, but not finished (kube.PartialCreateError): saved,
+			// so Terraform marks it tainted and the next apply replaces
+			// it, instead of an orphan that only an import recovers.
+			resp.Diagnostics.Append(r.f.Refresh(ctx, c, live, &plan)...)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		}
 		return
 	}
 	r.written(ctx, c, live, &plan, nil, &resp.State, resp.Private, &resp.Diagnostics)
@@ -306,12 +316,11 @@ func (r *Resource[M]) Delete(ctx context.Context, req resource.DeleteRequest, re
 	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &t)...); resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := t.Delete(ctx, r.f.Timeouts.Delete)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+	ctx, cancel, ok := Deadline(ctx, t, OpDelete, r.f.Timeouts.Delete, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	resp.Diagnostics.Append(r.f.Kind.Delete(ctx, r.meta, ns, name, r.f.DeleteOptions)...)
 }
 
@@ -374,18 +383,7 @@ func withTimeout(ctx context.Context, plan tfsdk.Plan, op Operation, def time.Du
 	if diags.Append(plan.GetAttribute(ctx, path.Root("timeouts"), &t)...); diags.HasError() {
 		return ctx, nil, false
 	}
-	var timeout time.Duration
-	var d diag.Diagnostics
-	if op == OpCreate {
-		timeout, d = t.Create(ctx, def)
-	} else {
-		timeout, d = t.Update(ctx, def)
-	}
-	if diags.Append(d...); diags.HasError() {
-		return ctx, nil, false
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	return ctx, cancel, true
+	return Deadline(ctx, t, op, def, diags)
 }
 
 // identity reads namespace and name from a state.

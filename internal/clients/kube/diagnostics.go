@@ -66,6 +66,12 @@ func StatusCauses(err error) []metav1.StatusCause {
 	return st.Status().Details.Causes
 }
 
+// RerunIsSafe ends the diagnostics of failures that may pass (overload,
+// server errors, a lost connection): what was written stays consistent.
+const RerunIsSafe = "Running `terraform apply` again is safe once the cause has passed: every change is a server-side " +
+	"apply, which converges however often it is sent, and every creation is atomic, so nothing is created twice; " +
+	"objects already written are kept in the state or found again."
+
 // Diagnostics turns an error from a Kubernetes request into diagnostics a
 // user can act on. action is what was attempted, as a Kubernetes verb:
 // "get", "list", "watch", "create", "update", "patch", "delete", "apply"
@@ -183,7 +189,7 @@ func apiStatusDiagnostics(s metav1.Status, err error, action string, ref ObjectR
 	case s.Code == http.StatusTooManyRequests:
 		add("Kubernetes API server overloaded",
 			"The API server kept asking the provider to slow down, and retries did not get through. Lower `qps` "+
-				"and `burst`, reduce Terraform's -parallelism, or try again later.")
+				"and `burst`, reduce Terraform's -parallelism, or try again later.", RerunIsSafe)
 
 	case strings.Contains(lower, "conversion webhook"):
 		add("Kubernetes conversion webhook failed",
@@ -202,7 +208,7 @@ func apiStatusDiagnostics(s metav1.Status, err error, action string, ref ObjectR
 	case s.Code >= 500 || s.Reason == metav1.StatusReasonTimeout || s.Reason == metav1.StatusReasonServerTimeout:
 		add("Kubernetes API server error",
 			"The API server failed to handle the request, and retries did not help. Check the health of the "+
-				"control plane and try again.")
+				"control plane and try again.", RerunIsSafe)
 
 	default:
 		add("Kubernetes API request failed")
@@ -236,7 +242,7 @@ func transportDiagnostics(err error, add func(string, ...string)) {
 		add("Kubernetes API request timed out",
 			"No answer arrived in time: "+msg+".",
 			"Check that `host` (or the kubeconfig's server) is reachable from where Terraform runs, that "+
-				"`proxy_url` is right, and raise the resource's timeouts if the cluster is merely slow.")
+				"`proxy_url` is right, and raise the resource's timeouts if the cluster is merely slow.", RerunIsSafe)
 	case errors.Is(err, context.Canceled):
 		add("Kubernetes API request cancelled", "The operation was cancelled: "+msg+".")
 	case errors.As(err, &dnsErr), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
@@ -244,7 +250,7 @@ func transportDiagnostics(err error, add func(string, ...string)) {
 		add("Cannot reach the Kubernetes API server",
 			"The connection failed: "+msg+".",
 			"Check `host` (or the kubeconfig's server and context), `proxy_url`, and that the cluster is running "+
-				"and reachable from where Terraform runs.")
+				"and reachable from where Terraform runs.", RerunIsSafe)
 	default:
 		add("Kubernetes API request failed", "Error: "+msg+".")
 	}
