@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -220,6 +221,8 @@ func Start(cfg *rest.Config) (*Proxy, error) {
 		Transport: rt,
 		// Watches are streams: pass every event on at once.
 		FlushInterval: -1,
+		// A cut stream is the point, not news.
+		ErrorLog: log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(r.Context().Err(), context.Canceled) {
 				return
@@ -260,7 +263,8 @@ func (p *Proxy) Clear() {
 	p.rules = nil
 }
 
-// Injected is how many faults of each kind the proxy has injected.
+// Injected is how many faults of each kind the proxy has injected (a
+// KindDropWatch only when it cut a stream the client still read).
 func (p *Proxy) Injected() map[Kind]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -284,11 +288,21 @@ func (p *Proxy) pick(req *http.Request) *Rule {
 	p.requests++
 	for _, r := range p.rules {
 		if r.matches(req) && r.take() {
-			p.injected[r.Kind]++
+			if r.Kind != KindDropWatch {
+				// A cut stream is counted when it is cut (see ServeHTTP):
+				// a wait may end the watch itself first.
+				p.injected[r.Kind]++
+			}
 			return r
 		}
 	}
 	return nil
+}
+
+func (p *Proxy) count(k Kind) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.injected[k]++
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -329,6 +343,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// dropped watch looks like to the client.
 		ctx, cancel := context.WithTimeout(req.Context(), rule.Delay)
 		defer cancel()
+		// Deferred: the reverse proxy panics with http.ErrAbortHandler
+		// when it cuts the stream.
+		defer func() {
+			if req.Context().Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				p.count(KindDropWatch)
+			}
+		}()
 		p.rp.ServeHTTP(w, req.WithContext(ctx))
 		panic(http.ErrAbortHandler)
 	default:

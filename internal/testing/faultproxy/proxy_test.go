@@ -173,6 +173,9 @@ func TestDropWatch(t *testing.T) {
 	if sc.Err() == nil {
 		t.Errorf("the cut stream ended cleanly; want an unexpected EOF")
 	}
+	if p.Injected()[KindDropWatch] != 1 {
+		t.Errorf("injected %v, want one dropped watch", p.Injected())
+	}
 	// A non-watch GET is not affected.
 	if resp, _, err := do(t, http.MethodGet, p.URL+"/api/v1/pods"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("list got %v %v", resp, err)
