@@ -111,9 +111,7 @@ func TestAccGKEAddon_busyCluster(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	resource.Test(t, testCase(t, env, resource.TestStep{
 		PreConfig: func() {
-			if _, err := env.StartClusterOperation(env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
+			env.StartClusterOperationBefore(gkeemu.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
 		},
 		Config:           testAccAddonConfig(env),
 		ConfigPlanChecks: emptyPlanAfterApply,

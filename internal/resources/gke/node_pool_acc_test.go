@@ -348,9 +348,7 @@ func TestAccGKENodePool_busyClusterWaits(t *testing.T) {
 	resource.Test(t, testCase(t, env, resource.TestStep{
 		PreConfig: func() {
 			started = time.Now()
-			if _, err := env.StartClusterOperation(env.ClusterName, gkeemu.OpUpgradeMaster, 2*time.Second); err != nil {
-				t.Fatal(err)
-			}
+			env.StartClusterOperationBefore(gkeemu.MethodNodePoolsCreate, env.ClusterName, gkeemu.OpUpgradeMaster, 2*time.Second)
 		},
 		Config:           testAccNodePoolConfig(env, "sandbox", "  timeouts {\n    create = \"1m\"\n  }"),
 		ConfigPlanChecks: emptyPlanAfterApply,

@@ -214,6 +214,45 @@ func (s *Server) FailNextOperation(opType, status, message string) {
 func (s *Server) StartClusterOperation(cluster, opType string, d time.Duration) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.startClusterOperation(cluster, opType, d)
+}
+
+// StartClusterOperationBefore arranges for StartClusterOperation(cluster,
+// opType, d) to happen just before the first request of API method api
+// (one of the Method constants) is served: GKE began its own operation a
+// moment before the provider's mutation arrived. Unlike starting it from a
+// test's PreConfig, this does not depend on how long the plan takes, so a
+// slow (loaded) machine still sees the busy refusal.
+func (s *Server) StartClusterOperationBefore(api, cluster, opType string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opTriggers = append(s.opTriggers, opTrigger{api: api, cluster: cluster, opType: opType, d: d})
+}
+
+// opTrigger is a pending StartClusterOperationBefore.
+type opTrigger struct {
+	api, cluster, opType string
+	d                    time.Duration
+}
+
+// fireTriggers starts the operations waiting for a request of api. Called
+// with s.mu held.
+func (s *Server) fireTriggers(api string) {
+	kept := s.opTriggers[:0]
+	for _, t := range s.opTriggers {
+		if t.api != api {
+			kept = append(kept, t)
+			continue
+		}
+		if _, err := s.startClusterOperation(t.cluster, t.opType, t.d); err != nil {
+			s.logf("gkeemu: trigger before %s: %v", api, err)
+		}
+	}
+	s.opTriggers = kept
+}
+
+// startClusterOperation is StartClusterOperation with s.mu held.
+func (s *Server) startClusterOperation(cluster, opType string, d time.Duration) (string, error) {
 	cs := s.clusters[cluster]
 	if cs == nil {
 		return "", fmt.Errorf("gkeemu: no cluster %s", cluster)

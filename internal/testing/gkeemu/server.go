@@ -55,10 +55,13 @@ type Server struct {
 	order    []string                 // cluster names in creation order
 	ops      []*operation             // in start order
 	faults   []*Fault
-	failNext []*opFailure
-	requests map[string]int // by API method ID
-	total    int
-	seq      int64
+	// opTriggers are operations to start before a request (see
+	// StartClusterOperationBefore).
+	opTriggers []opTrigger
+	failNext   []*opFailure
+	requests   map[string]int // by API method ID
+	total      int
+	seq        int64
 }
 
 // New returns an emulator with no clusters.
@@ -135,6 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests[method]++
 	s.total++
 	fault := s.matchFault(r.Method, method)
+	s.fireTriggers(method)
 	s.mu.Unlock()
 	s.logf("gkeemu: %s %s (%s)", r.Method, r.URL.Path, method)
 
