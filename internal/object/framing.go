@@ -1,0 +1,83 @@
+package object
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+)
+
+// The framing every resource and data source shares, including those that
+// are not one Kubernetes object (the controller's installation, the GKE
+// node pool and add-on, the cluster data sources): Configure keeps the
+// provider's clients, and Deadline bounds an operation by the resource's
+// timeouts block. Resource and DataSource use them too.
+
+// Configured implements Configure for a resource: embed it and use Meta.
+type Configured struct {
+	Meta *conn.Meta
+}
+
+func (c *Configured) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	c.Meta = meta
+}
+
+// ConfiguredDataSource implements Configure for a data source: embed it
+// and use Meta.
+type ConfiguredDataSource struct {
+	Meta *conn.Meta
+}
+
+func (c *ConfiguredDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	meta, diags := conn.FromProviderData(req.ProviderData)
+	resp.Diagnostics.Append(diags...)
+	c.Meta = meta
+}
+
+// Deadline bounds ctx by the timeouts block t for op (create, update or
+// delete), def when the block leaves it out. When t cannot be read, the
+// error is in diags, ok is false and ctx is returned unbounded; cancel is
+// always safe to call.
+func Deadline(ctx context.Context, t timeouts.Value, op Operation, def time.Duration, diags *diag.Diagnostics) (_ context.Context, cancel context.CancelFunc, ok bool) {
+	var timeout time.Duration
+	var d diag.Diagnostics
+	switch op {
+	case OpCreate:
+		timeout, d = t.Create(ctx, def)
+	case OpUpdate:
+		timeout, d = t.Update(ctx, def)
+	case OpDelete:
+		timeout, d = t.Delete(ctx, def)
+	default:
+		timeout, d = t.Read(ctx, def)
+	}
+	if diags.Append(d...); diags.HasError() {
+		return ctx, func() {}, false
+	}
+	ctx, cancel = context.WithTimeout(ctx, timeout)
+	return ctx, cancel, true
+}
+
+// PlanInputs reads what a ModifyPlan works from: the plan and the
+// configuration, and the state when the resource exists (nil when it is
+// being created). ok is false on destroy (nothing to plan) and when any of
+// them cannot be read (the error is in diags).
+func PlanInputs[M any](ctx context.Context, req resource.ModifyPlanRequest, diags *diag.Diagnostics) (plan, config M, state *M, ok bool) {
+	if req.Plan.Raw.IsNull() {
+		return plan, config, nil, false
+	}
+	diags.Append(req.Plan.Get(ctx, &plan)...)
+	diags.Append(req.Config.Get(ctx, &config)...)
+	if !req.State.Raw.IsNull() {
+		state = new(M)
+		diags.Append(req.State.Get(ctx, state)...)
+	}
+	return plan, config, state, !diags.HasError()
+}
