@@ -26,11 +26,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	shared "github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -60,7 +61,7 @@ const userAgent = "terraform-provider-agentsandbox (agentsandbox_controller)"
 func NewResource() resource.Resource { return &controllerResource{} }
 
 type controllerResource struct {
-	meta *conn.Meta
+	shared.Configured
 }
 
 var (
@@ -327,33 +328,15 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	}
 }
 
-func (r *controllerResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
-}
-
 // ModifyPlan decides whether an apply has work to do and, when it has,
 // downloads and expands the manifest so that the plan already shows the
 // objects that will be installed (and pruned), and so that a bad checksum,
 // an unreachable URL or a malformed manifest fails the plan, before any
 // request to the cluster. The cluster itself is not contacted.
 func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan controllerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var state *controllerModel
-	if !req.State.Raw.IsNull() {
-		state = &controllerModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
+	plan, _, state, ok := shared.PlanInputs[controllerModel](ctx, req, &resp.Diagnostics)
+	if !ok {
+		return // destroy, or unreadable
 	}
 
 	if !plan.inputsKnown() {
@@ -417,13 +400,11 @@ func (r *controllerResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpCreate, defaultCreateTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 
 	entries, diags := r.apply(ctx, &plan, nil, "")
 	resp.Diagnostics.Append(diags...)
@@ -432,10 +413,15 @@ func (r *controllerResource) Create(ctx context.Context, req resource.CreateRequ
 	}
 	// Even after a failure, record what was applied so that destroy (or
 	// the replacement Terraform plans for a failed create) removes it.
+	saveInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
+}
+
+// saveInventory records entries as m's inventory and saves m as the state.
+func saveInventory(ctx context.Context, m *controllerModel, entries []inventoryEntry, st *tfsdk.State, diags *diag.Diagnostics) {
 	list, d := inventoryValue(entries)
-	resp.Diagnostics.Append(d...)
-	plan.Inventory = list
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	diags.Append(d...)
+	m.Inventory = list
+	diags.Append(st.Set(ctx, m)...)
 }
 
 func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -444,7 +430,7 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, diags := r.meta.Kube(ctx)
+	c, diags := r.Meta.Kube(ctx)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -459,7 +445,7 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 		r.readImported(ctx, c, &state, resp)
 		return
 	}
-	in := &installer{c: c, manager: r.meta.FieldManager()}
+	in := &installer{c: c, manager: r.Meta.FieldManager()}
 	refreshed, diags := in.refresh(ctx, entries)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -468,10 +454,7 @@ func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest,
 	if drift := driftSummary(refreshed); len(drift) > 0 {
 		tflog.Warn(ctx, "agent-sandbox controller objects changed outside Terraform", map[string]any{"objects": strings.Join(drift, "; ")})
 	}
-	list, d := inventoryValue(refreshed)
-	resp.Diagnostics.Append(d...)
-	state.Inventory = list
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	saveInventory(ctx, &state, refreshed, &resp.State, &resp.Diagnostics)
 }
 
 // readImported checks that an imported installation exists: its namespace
@@ -506,13 +489,11 @@ func (r *controllerResource) Update(ctx context.Context, req resource.UpdateRequ
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpUpdate, defaultUpdateTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 
 	prior, d := state.inventory(ctx)
 	resp.Diagnostics.Append(d...)
@@ -530,17 +511,11 @@ func (r *controllerResource) Update(ctx context.Context, req resource.UpdateRequ
 		if len(entries) > 0 {
 			// Keep the old inputs, so the next plan retries the upgrade,
 			// and every object either version may have left behind.
-			list, d := inventoryValue(mergeInventories(prior, entries))
-			resp.Diagnostics.Append(d...)
-			state.Inventory = list
-			resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+			saveInventory(ctx, &state, mergeInventories(prior, entries), &resp.State, &resp.Diagnostics)
 		}
 		return
 	}
-	list, d := inventoryValue(entries)
-	resp.Diagnostics.Append(d...)
-	plan.Inventory = list
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	saveInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
 }
 
 func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -549,13 +524,11 @@ func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, ok := shared.Deadline(ctx, state.Timeouts, shared.OpDelete, defaultDeleteTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 
 	entries, d := state.inventory(ctx)
 	resp.Diagnostics.Append(d...)
@@ -568,12 +541,12 @@ func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequ
 				"the installation; nothing was deleted. Remove them with the release's manifest (kubectl delete -f ...).", state.ID.ValueString()))
 		return
 	}
-	c, diags := r.meta.Kube(ctx)
+	c, diags := r.Meta.Kube(ctx)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	in := &installer{c: c, manager: r.meta.FieldManager(), wait: true, keepCRDs: orTrue(state.KeepCRDsOnDestroy)}
+	in := &installer{c: c, manager: r.Meta.FieldManager(), wait: true, keepCRDs: orTrue(state.KeepCRDsOnDestroy)}
 	resp.Diagnostics.Append(in.uninstall(ctx, entries)...)
 }
 
@@ -615,12 +588,12 @@ func (r *controllerResource) apply(ctx context.Context, plan *controllerModel, p
 				plan.source().describe(), want.ValueString(), bundle.SHA256))
 		return nil, diags
 	}
-	c, d := r.meta.Kube(ctx)
+	c, d := r.Meta.Kube(ctx)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, diags
 	}
-	evidence, d := detectManagedAddon(ctx, r.meta, c)
+	evidence, d := detectManagedAddon(ctx, r.Meta, c)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, diags
@@ -630,7 +603,7 @@ func (r *controllerResource) apply(ctx context.Context, plan *controllerModel, p
 		return nil, diags
 	}
 	in := &installer{
-		c: c, manager: r.meta.FieldManager(),
+		c: c, manager: r.Meta.FieldManager(),
 		wait: orTrue(plan.Wait), keepCRDs: orTrue(plan.KeepCRDsOnDestroy),
 	}
 	tflog.Info(ctx, "installing agent-sandbox controller", map[string]any{

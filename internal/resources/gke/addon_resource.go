@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"google.golang.org/api/container/v1"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -31,7 +31,7 @@ var (
 func NewAddonResource() resource.Resource { return &addonResource{} }
 
 type addonResource struct {
-	meta *conn.Meta
+	object.Configured
 }
 
 type addonModel struct {
@@ -89,43 +89,19 @@ func (r *addonResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-func (r *addonResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
-}
-
 // ModifyPlan defaults the project from the provider (replacing when it
 // changes) and plans the ID.
 func (r *addonResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
+	plan, config, state, ok := object.PlanInputs[addonModel](ctx, req, &resp.Diagnostics)
+	if !ok {
+		return // destroy, or unreadable
+	}
+	var stateProject *types.String
+	if state != nil {
+		stateProject = &state.Project
+	}
+	if !planProject(r.Meta, config.Project, &plan.Project, stateProject, resp) {
 		return
-	}
-	var plan, config addonModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	var state *addonModel
-	if !req.State.Raw.IsNull() {
-		state = &addonModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if config.Project.IsNull() {
-		switch {
-		case r.meta != nil && r.meta.GKEProject() != "":
-			plan.Project = types.StringValue(r.meta.GKEProject())
-		case state != nil:
-			plan.Project = state.Project
-		default:
-			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
-				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT).")
-			return
-		}
-	}
-	if state != nil && !plan.Project.IsUnknown() && !plan.Project.Equal(state.Project) {
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
 	}
 	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() {
 		plan.ID = types.StringValue(plan.clusterName().String())
@@ -139,17 +115,13 @@ func (r *addonResource) Create(ctx context.Context, req resource.CreateRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultAddonTimeout)
+	project, diags := resolveProject(plan.Project, r.Meta)
 	resp.Diagnostics.Append(diags...)
-	project, diags := resolveProject(plan.Project, r.meta)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, r.meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, client, ok := begin(ctx, r.Meta, plan.Timeouts, object.OpCreate, defaultAddonTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	plan.Project = types.StringValue(project)
 	plan.ID = types.StringValue(plan.clusterName().String())
 	name := plan.ID.ValueString()
@@ -207,7 +179,7 @@ func setAgentSandbox(ctx context.Context, client *gkeapi.Client, name string, en
 func (r *addonResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state addonModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client, diags := gkeClient(ctx, r.meta)
+	client, diags := gkeClient(ctx, r.Meta)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -246,15 +218,11 @@ func (r *addonResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultAddonTimeout)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, r.meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, client, ok := begin(ctx, r.Meta, state.Timeouts, object.OpDelete, defaultAddonTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	name := state.clusterName().String()
 	if err := setAgentSandbox(ctx, client, name, false); err != nil && !gkeapi.IsNotFound(err) {
 		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersUpdate, name))

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -30,7 +30,7 @@ var (
 func NewClusterDataSource() datasource.DataSource { return &clusterDataSource{} }
 
 type clusterDataSource struct {
-	meta *conn.Meta
+	object.ConfiguredDataSource
 }
 
 type clusterDataModel struct {
@@ -108,21 +108,15 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 	}
 }
 
-func (d *clusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
-}
-
 func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m clusterDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	project, diags := resolveProject(m.Project, d.meta)
+	project, diags := resolveProject(m.Project, d.Meta)
 	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, d.meta)
+	client, diags := gkeClient(ctx, d.Meta)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

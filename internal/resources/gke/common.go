@@ -4,12 +4,15 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
 // GKE's own marks on gVisor node pools, and the only sandbox and image
@@ -43,6 +46,47 @@ func resolveProject(configured types.String, meta *conn.Meta) (string, diag.Diag
 		"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT), so the provider knows "+
 			"which project the cluster is in.")
 	return "", diags
+}
+
+// begin starts a create, update or delete of a GKE resource: the
+// provider's container API client, and ctx bounded by the resource's
+// timeouts block for op (def when it leaves op out). When either fails, or
+// diags already holds an error (a project that could not be resolved), ok
+// is false; cancel is always safe to call.
+func begin(ctx context.Context, meta *conn.Meta, t timeouts.Value, op object.Operation, def time.Duration,
+	diags *diag.Diagnostics) (_ context.Context, cancel context.CancelFunc, client *gkeapi.Client, ok bool) {
+	client, d := gkeClient(ctx, meta)
+	diags.Append(d...)
+	ctx, cancel, ok = object.Deadline(ctx, t, op, def, diags)
+	if !ok || diags.HasError() {
+		cancel()
+		return ctx, func() {}, nil, false
+	}
+	return ctx, cancel, client, true
+}
+
+// planProject plans a GKE resource's project when the configuration
+// leaves it out: the provider's gke.project, else the one in state. A
+// project that changes replaces the resource. It returns false, with the
+// error at the attribute, when there is no project to plan.
+func planProject(meta *conn.Meta, configured types.String, planned *types.String, state *types.String, resp *resource.ModifyPlanResponse) bool {
+	if configured.IsNull() {
+		switch {
+		case meta != nil && meta.GKEProject() != "":
+			*planned = types.StringValue(meta.GKEProject())
+		case state != nil:
+			*planned = *state
+		default:
+			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
+				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT), so the provider "+
+					"knows which project the cluster is in.")
+			return false
+		}
+	}
+	if state != nil && !planned.IsUnknown() && !planned.Equal(*state) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
+	}
+	return true
 }
 
 // gkeClient returns the provider's shared container API client.

@@ -6,12 +6,12 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -20,36 +20,17 @@ import (
 // node_count default (1 without autoscaling, null with it), and computed
 // values that stay stable when their inputs do.
 func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan, config nodePoolModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	var state *nodePoolModel
-	if !req.State.Raw.IsNull() {
-		state = &nodePoolModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	}
-	if resp.Diagnostics.HasError() {
-		return
+	plan, config, state, ok := object.PlanInputs[nodePoolModel](ctx, req, &resp.Diagnostics)
+	if !ok {
+		return // destroy, or unreadable
 	}
 
-	if config.Project.IsNull() {
-		switch {
-		case r.meta != nil && r.meta.GKEProject() != "":
-			plan.Project = types.StringValue(r.meta.GKEProject())
-		case state != nil:
-			plan.Project = state.Project
-		default:
-			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
-				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT), so the provider "+
-					"knows which project the cluster is in.")
-			return
-		}
+	var stateProject *types.String
+	if state != nil {
+		stateProject = &state.Project
 	}
-	if state != nil && !plan.Project.IsUnknown() && !plan.Project.Equal(state.Project) {
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
+	if !planProject(r.Meta, config.Project, &plan.Project, stateProject, resp) {
+		return
 	}
 	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(plan.poolName().String())

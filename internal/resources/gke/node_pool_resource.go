@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"google.golang.org/api/container/v1"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
 var (
@@ -28,7 +28,7 @@ var (
 func NewNodePoolResource() resource.Resource { return &nodePoolResource{} }
 
 type nodePoolResource struct {
-	meta *conn.Meta
+	object.Configured
 }
 
 // privateEtag is the private-state key of the etag GKE gave the pool when
@@ -41,29 +41,19 @@ func (r *nodePoolResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + "_gke_node_pool"
 }
 
-func (r *nodePoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
-}
-
 func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan nodePoolModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultNodePoolTimeout)
+	project, diags := resolveProject(plan.Project, r.Meta)
 	resp.Diagnostics.Append(diags...)
-	project, diags := resolveProject(plan.Project, r.meta)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, r.meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, client, ok := begin(ctx, r.Meta, plan.Timeouts, object.OpCreate, defaultNodePoolTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	plan.Project = types.StringValue(project)
 	name := plan.poolName()
 
@@ -122,7 +112,7 @@ func (r *nodePoolResource) setState(ctx context.Context, np *container.NodePool,
 func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client, diags := gkeClient(ctx, r.meta)
+	client, diags := gkeClient(ctx, r.Meta)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -161,15 +151,11 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultNodePoolTimeout)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, r.meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, client, ok := begin(ctx, r.Meta, plan.Timeouts, object.OpUpdate, defaultNodePoolTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	name := plan.poolName().String()
 	pools := client.Service.Projects.Locations.Clusters.NodePools
 
@@ -256,15 +242,11 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultNodePoolTimeout)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, r.meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	ctx, cancel, client, ok := begin(ctx, r.Meta, state.Timeouts, object.OpDelete, defaultNodePoolTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	name := state.poolName().String()
 	tflog.Info(ctx, "deleting GKE node pool", map[string]any{"node_pool": name})
 	_, err := client.RunOperation(ctx, func() (*container.Operation, error) {
