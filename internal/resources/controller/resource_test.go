@@ -513,8 +513,12 @@ func TestAccController_waitTimeoutNamesTheObject(t *testing.T) {
 			Config: configRelease(rs.URL, "v1.0.7", `
   controller = { node_selector = { "cloud.google.com/gke-nodepool" = "no-such-pool" } }
   timeouts {
-    create = "10s"
+    create = "30s"
   }`),
+			// 30 s: the budget covers the CRD stage too, which on a v0.5.x
+			// profile's cluster upgrades the CRDs to v1.0's shape (dropping
+			// v1alpha1 and the conversion webhook) before the Deployment
+			// wait this test is about; 10 s ran out there under load.
 			ExpectError: regexp.MustCompile(`Timed out waiting for Deployment[\s\S]*Deployment\s+"agent-sandbox-system/agent-sandbox-controller":\s+0\s+of\s+1\s+replicas\s+available`),
 		}},
 	})
