@@ -156,7 +156,10 @@ func podAttributes() map[string]schema.Attribute {
 				"It is merged under the typed attributes and may not set anything they own: the plan fails and names " +
 				"the attribute to use instead. Containers and init containers are matched by name and must be declared " +
 				"in `containers`/`init_containers`; extra volumes need names of their own. Unknown field names are " +
-				"refused. Setting host namespaces, hostPath volumes, an unconfined AppArmor profile or an unmasked " +
+				"refused, and so are fields the cluster's CRD does not serve: an agent-sandbox release serves the " +
+				"PodSpec of the Kubernetes version it was built with (v0.5.6: 1.36), which may lack fields of the " +
+				"provider's (1.37); when the cluster can be read at plan, each field is checked against its CRD. " +
+				"Setting host namespaces, hostPath volumes, an unconfined AppArmor profile or an unmasked " +
 				"/proc here produces a plan-time warning.",
 		},
 	}

@@ -96,6 +96,15 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	creating := req.State.Raw.IsNull()
+	var prior types.Object
+	if !creating {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("pod_template"), &prior)...)
+	}
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), agentsv1beta1.SandboxCRDName,
+		agentsv1beta1.GroupVersion.Version, path.Root("pod_template"), plan.PodTemplate, prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	if creating && !plan.ShutdownTime.IsNull() && !plan.ShutdownTime.IsUnknown() {
 		if t, err := time.Parse(time.RFC3339, plan.ShutdownTime.ValueString()); err == nil && !t.After(time.Now()) {
 			resp.Diagnostics.AddAttributeError(path.Root("shutdown_time"), "Shutdown time in the past",

@@ -109,4 +109,15 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	rendered, diags := renderedRules(ctx, np)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("network_policy_rendered"), rendered)...)
+
+	var pt, prior types.Object
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("pod_template"), &pt)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("pod_template"), &prior)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), extv1beta1.SandboxTemplateCRDName,
+		extv1beta1.GroupVersion.Version, path.Root("pod_template"), pt, prior)...)
 }

@@ -82,6 +82,9 @@ func (p Profile) CRDs(wh *Webhook) ([]*apiextensionsv1.CustomResourceDefinition,
 			return nil, fmt.Errorf("generated CRD %s: want exactly one version with a schema", crd.Name)
 		}
 		root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		if err := p.prunePodTemplate(crd); err != nil {
+			return nil, err
+		}
 		switch crd.Name {
 		case agentsv1beta1.SandboxCRDName:
 			if !p.SandboxVCTImmutableRule {
@@ -142,5 +145,35 @@ func dropStatusField(root *apiextensionsv1.JSONSchemaProps, name string) error {
 	}
 	delete(status.Properties, name)
 	root.Properties["status"] = status
+	return nil
+}
+
+// prunePodTemplate makes spec.podTemplate.spec of the Sandbox and
+// SandboxTemplate CRDs (every version) serve the PodSpec of the profile's
+// KubernetesAPI; other CRDs have no pod template.
+func (p Profile) prunePodTemplate(crd *apiextensionsv1.CustomResourceDefinition) error {
+	if p.KubernetesAPI == "" || crd.Name != agentsv1beta1.SandboxCRDName && crd.Name != extv1beta1.SandboxTemplateCRDName {
+		return nil
+	}
+	f, err := loadPodSpecFields(p.KubernetesAPI)
+	if err != nil {
+		return err
+	}
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
+		pt, ok := spec.Properties["podTemplate"]
+		if !ok {
+			return fmt.Errorf("%s %s: no spec.podTemplate in the schema", crd.Name, v.Name)
+		}
+		ps, ok := pt.Properties["spec"]
+		if !ok {
+			return fmt.Errorf("%s %s: no spec.podTemplate.spec in the schema", crd.Name, v.Name)
+		}
+		f.prunePodSpec(&ps)
+		pt.Properties["spec"] = ps
+		spec.Properties["podTemplate"] = pt
+		v.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	}
 	return nil
 }

@@ -55,6 +55,12 @@ type Profile struct {
 	// `additionalPodMetadata: {}` (sandboxclaim_controller.go:793 at v0.5.0,
 	// :1142 at v0.5.6; sandboxclaim_types.go:122 at v0.5.6).
 	AdoptionUpdateWritesEmptyPodMetadata bool
+	// KubernetesAPI is the k8s.io/api version the release's CRDs were
+	// generated from (go.mod at the tag), whose PodSpec is the one the
+	// Sandbox and SandboxTemplate CRDs serve under spec.podTemplate.spec;
+	// a field of a newer PodSpec is not in their schema. "" means the
+	// project's own (the v1.0 profile, whose source is not available).
+	KubernetesAPI string
 	// ClaimWatchesTemplates: a claim waiting on TemplateNotFound is
 	// reconciled as soon as the template appears. Without it (every v0.5.x)
 	// the claim is requeued after one minute
@@ -68,14 +74,24 @@ var (
 	// V050 covers v0.5.0 to v0.5.2.
 	V050 = Profile{
 		Name: "v0.5.0", Covers: "v0.5.0, v0.5.1, v0.5.2", VerifiedFromSource: true,
-		ServesV1alpha1:                       true,
+		ServesV1alpha1: true,
+		// go.mod:19 at v0.5.0; v0.5.1 and v0.5.2 moved to v0.36.2
+		// (go.mod:28/29), whose PodSpec adds schedulingGroup: the profile
+		// serves v0.5.0's, the strictest of the three for anything the
+		// provider writes. (v0.35's alpha workloadRef, which 1.36 dropped,
+		// is missing too: profiles are cut down from the project's newer
+		// schema, see prunePodSpec.)
+		KubernetesAPI:                        "v0.35.4",
 		ClaimReadyForwardsSandboxCondition:   true,
 		AdoptionUpdateWritesEmptyPodMetadata: true,
 	}
 	// V053 covers v0.5.3 to v0.5.5.
 	V053 = Profile{
 		Name: "v0.5.3", Covers: "v0.5.3, v0.5.4, v0.5.5", VerifiedFromSource: true,
-		ServesV1alpha1:                       true,
+		ServesV1alpha1: true,
+		// go.mod:29 at v0.5.3 and v0.5.4 (v0.36.2), go.mod:30 at v0.5.5
+		// (v0.36.3): the same API.
+		KubernetesAPI:                        "v0.36.3",
 		SandboxVCTImmutableRule:              true,
 		ClaimReadyForwardsSandboxCondition:   true,
 		AdoptionUpdateWritesEmptyPodMetadata: true,
@@ -85,6 +101,7 @@ var (
 	V056 = Profile{
 		Name: "v0.5.6", Covers: "v0.5.6", VerifiedFromSource: true,
 		ServesV1alpha1:                       true,
+		KubernetesAPI:                        "v0.36.3", // go.mod:30 at v0.5.6
 		SandboxVCTImmutableRule:              true,
 		WarmPoolObservedGeneration:           true,
 		ClaimReadyForwardsSandboxCondition:   true,

@@ -148,3 +148,69 @@ func TestCRDsWebhookService(t *testing.T) {
 		t.Errorf("DNSName() = %q, want %q", got, want)
 	}
 }
+
+// TestCRDsServeTheReleasesPodSpec: the pod template schema of each profile
+// is the PodSpec of the k8s.io/api its release was built with: fields added
+// by Kubernetes 1.37 (evictionResponders, emptyDir.mode, volume mount
+// bindMountOptions) are not served by any v0.5.x profile, fields added by
+// 1.36 (schedulingGroup) not by v0.5.0, and v1.0 serves the project's own.
+func TestCRDsServeTheReleasesPodSpec(t *testing.T) {
+	svc := UpstreamWebhookService
+	built := map[string][]*apiextensionsv1.CustomResourceDefinition{}
+	has := func(p Profile, crdName string, path ...string) bool {
+		t.Helper()
+		got, ok := built[p.Name]
+		if !ok {
+			var wh *Webhook
+			if p.ServesV1alpha1 {
+				wh = &Webhook{Service: &svc}
+			}
+			var err error
+			if got, err = p.CRDs(wh); err != nil {
+				t.Fatal(err)
+			}
+			built[p.Name] = got
+		}
+		crd := byName(t, got, crdName)
+		found := true
+		for _, v := range crd.Spec.Versions {
+			s := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["podTemplate"].Properties["spec"]
+			for _, name := range path {
+				if s.Type == "array" {
+					s = *s.Items.Schema
+				}
+				c, ok := s.Properties[name]
+				if !ok {
+					found = false
+					break
+				}
+				s = c
+			}
+		}
+		return found
+	}
+	for _, tc := range []struct {
+		path                  []string
+		v050, v053, v056, v10 bool
+	}{
+		{[]string{"containers"}, true, true, true, true},
+		{[]string{"containers", "securityContext", "runAsNonRoot"}, true, true, true, true},
+		{[]string{"schedulingGroup"}, false, true, true, true},
+		{[]string{"evictionResponders"}, false, false, false, true},
+		{[]string{"volumes", "emptyDir", "mode"}, false, false, false, true},
+		{[]string{"volumes", "emptyDir", "sizeLimit"}, true, true, true, true},
+		{[]string{"containers", "volumeMounts", "bindMountOptions"}, false, false, false, true},
+		{[]string{"initContainers", "readinessProbe", "httpGet", "protocol"}, false, false, false, true},
+	} {
+		for _, c := range []struct {
+			p    Profile
+			want bool
+		}{{V050, tc.v050}, {V053, tc.v053}, {V056, tc.v056}, {V10, tc.v10}} {
+			for _, crd := range []string{agentsv1beta1.SandboxCRDName, extv1beta1.SandboxTemplateCRDName} {
+				if got := has(c.p, crd, tc.path...); got != c.want {
+					t.Errorf("%s %s serves spec.podTemplate.spec.%s = %v, want %v", c.p.Name, crd, strings.Join(tc.path, "."), got, c.want)
+				}
+			}
+		}
+	}
+}
