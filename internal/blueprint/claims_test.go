@@ -126,15 +126,41 @@ func TestSameQuantityKeepsThePriorSpelling(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestServiceReadsUnsetAsFalse(t *testing.T) {
+// TestServiceUnsetFalseTrue: spec.service is three-valued as upstream's
+// (api/v1beta1/sandbox_types.go:260-267 at v0.5.6). Unset is not sent and
+// reads back null; a resource that leaves it unset (a known prior pod
+// template with a null service) keeps null whatever another writer set;
+// import and data sources (null priors) read the live value.
+func TestServiceUnsetFalseTrue(t *testing.T) {
 	ctx := context.Background()
+	managedPod := types.ObjectValueMust(map[string]attr.Type{}, map[string]attr.Value{})
 	for _, tc := range []struct {
-		live *bool
-		want bool
-	}{{nil, false}, {ptr(false), false}, {ptr(true), true}} {
-		_, _, got, _ := Flatten(ctx, agentsv1beta1.SandboxBlueprint{Service: tc.live}, types.ObjectNull(nil), types.ListNull(VolumeClaimTemplateType))
-		if got.ValueBool() != tc.want {
-			t.Errorf("service %v read as %v", tc.live, got)
+		name     string
+		live     *bool
+		priorPod types.Object
+		prior    types.Bool
+		want     types.Bool
+	}{
+		{"import, unset", nil, types.ObjectNull(nil), types.BoolNull(), types.BoolNull()},
+		{"import, false", ptr(false), types.ObjectNull(nil), types.BoolNull(), types.BoolValue(false)},
+		{"import, true", ptr(true), types.ObjectNull(nil), types.BoolNull(), types.BoolValue(true)},
+		{"unset in config, another writer set true", ptr(true), managedPod, types.BoolNull(), types.BoolNull()},
+		{"false in config, live true (drift)", ptr(true), managedPod, types.BoolValue(false), types.BoolValue(true)},
+		{"true in config, field removed (drift)", nil, managedPod, types.BoolValue(true), types.BoolNull()},
+	} {
+		_, _, got, _ := Flatten(ctx, agentsv1beta1.SandboxBlueprint{Service: tc.live}, tc.priorPod, types.ListNull(VolumeClaimTemplateType), tc.prior)
+		if !got.Equal(tc.want) {
+			t.Errorf("%s: read as %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in   types.Bool
+		want *bool
+	}{{types.BoolNull(), nil}, {types.BoolValue(false), ptr(false)}, {types.BoolValue(true), ptr(true)}} {
+		// No pod template here (Expand reports that); only service matters.
+		b, _ := Expand(ctx, types.ObjectNull(nil), types.ListNull(VolumeClaimTemplateType), tc.in)
+		if (b.Service == nil) != (tc.want == nil) || b.Service != nil && *b.Service != *tc.want {
+			t.Errorf("Expand(service = %v) sends %v, want %v", tc.in, b.Service, tc.want)
 		}
 	}
 }

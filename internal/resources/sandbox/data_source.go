@@ -70,7 +70,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 	attrs["pod_template"] = podtemplate.DataSourceAttribute()
 	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
 	str := computedString
-	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the sandbox asks for a headless Service."}
+	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the sandbox asks for a headless Service (`spec.service`); null when unset (the controller then keeps an existing Service and creates none)."}
 	attrs["operating_mode"] = str("`Running` or `Suspended`: what the sandbox is asked to be (the conditions say whether it is).")
 	attrs["shutdown_time"] = str("RFC 3339 expiry time, null when none.")
 	attrs["shutdown_policy"] = str("`Retain` or `Delete`.")
@@ -100,7 +100,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 		return diags
 	}
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
-		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
+		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType), types.BoolNull())
 	diags.Append(d...)
 	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), "Running")
 	m.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), types.StringNull())

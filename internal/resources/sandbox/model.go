@@ -89,7 +89,7 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 		return diags
 	}
 	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
 	diags.Append(d...)
 	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.OperatingModeRunning))
 	policy := ""

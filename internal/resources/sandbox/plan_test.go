@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -155,7 +154,9 @@ func TestPlanShowsHardenedDefaults(t *testing.T) {
 			t.Errorf("%s is planned as %v; it is only known after apply", computed, planned[computed])
 		}
 	}
-	if !strings.Contains(planned["service"].String(), "false") {
-		t.Errorf("service = %v, want false", planned["service"])
+	// Unset service stays null: nothing is sent, and upstream's controller
+	// creates no Service but keeps one that exists.
+	if !planned["service"].IsNull() {
+		t.Errorf("service = %v, want null (unset is not a default of false)", planned["service"])
 	}
 }

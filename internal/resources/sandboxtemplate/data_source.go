@@ -48,7 +48,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 	pt.MarkdownDescription = "The pod of the sandboxes made from the template (same attributes as the resource's `pod_template`)."
 	attrs["pod_template"] = pt
 	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
-	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether sandboxes get a headless Service."}
+	attrs["service"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether sandboxes get a headless Service (`spec.service`); null when unset (the controller then keeps an existing Service and creates none)."}
 	attrs["network_policy_management"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Managed` or `Unmanaged`."}
 	attrs["network_policy_name"] = schema.StringAttribute{
 		Computed: true,
@@ -80,7 +80,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 		return diags
 	}
 	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType))
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType), types.BoolNull())
 	diags.Append(d...)
 	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
 	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))

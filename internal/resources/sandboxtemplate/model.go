@@ -124,7 +124,7 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 		return diags
 	}
 	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates)
+	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
 	diags.Append(d...)
 	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManaged))
 	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsDisallowed))

@@ -115,7 +115,8 @@ func TestAccSandboxTemplate_basic(t *testing.T) {
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_management"), knownvalue.StringExact("Managed")),
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("env_vars_injection_policy"), knownvalue.StringExact("Disallowed")),
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("volume_claim_templates_policy"), knownvalue.StringExact("Disallowed")),
-			statecheck.ExpectKnownValue(address, tfjsonpath.New("service"), knownvalue.Bool(false)),
+			// Unset: nothing sent, the controller creates no Service.
+			statecheck.ExpectKnownValue(address, tfjsonpath.New("service"), knownvalue.Null()),
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy"), knownvalue.Null()),
 			statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_rendered"), knownvalue.Null()),
 			// What the API server accepted and stores is the hardened pod.
@@ -239,8 +240,10 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("volume_claim_templates"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("network_policy_rendered"), knownvalue.Null()),
+				// service no longer set: the field is given up, not set to false.
+				statecheck.ExpectKnownValue(address, tfjsonpath.New("service"), knownvalue.Null()),
 				acctest.ExpectObject(address, gvr,
-					acctest.Field(false, "spec", "service"),
+					acctest.Absent("spec", "service"),
 					acctest.Field("Unmanaged", "spec", "networkPolicyManagement"),
 					acctest.Absent("spec", "networkPolicy"),
 					acctest.Absent("spec", "volumeClaimTemplates"),
