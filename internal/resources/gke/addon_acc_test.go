@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
 )
@@ -45,10 +46,10 @@ func checkAddon(env *emutest.Env, want bool) resource.TestCheckFunc {
 // destroy (CheckDestroy asks the emulator).
 func TestAccGKEAddon_basic(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, addons(env).Case(t,
 		resource.TestStep{
 			Config:           testAccAddonConfig(env),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(addonAddr, attr("id"), knownvalue.StringExact(emutest.ClusterName)),
 				statecheck.ExpectKnownValue(addonAddr, attr("project"), knownvalue.StringExact(emutest.Project)),
@@ -74,7 +75,7 @@ func TestAccGKEAddon_basic(t *testing.T) {
 // dropped from state and enabled again by the next apply.
 func TestAccGKEAddon_disappears(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, addons(env).Case(t,
 		resource.TestStep{
 			Config: testAccAddonConfig(env),
 			Check: resource.ComposeTestCheckFunc(checkAddon(env, true),
@@ -82,12 +83,9 @@ func TestAccGKEAddon_disappears(t *testing.T) {
 			ExpectNonEmptyPlan: true,
 		},
 		resource.TestStep{
-			Config: testAccAddonConfig(env),
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addonAddr, plancheck.ResourceActionCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			Check: checkAddon(env, true),
+			Config:           testAccAddonConfig(env),
+			ConfigPlanChecks: acctest.PlannedAt(addonAddr, plancheck.ResourceActionCreate),
+			Check:            checkAddon(env, true),
 		},
 	))
 }
@@ -96,7 +94,7 @@ func TestAccGKEAddon_disappears(t *testing.T) {
 // as there is nothing to manage.
 func TestAccGKEAddon_importDisabled(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, addons(env).Case(t, resource.TestStep{
 		Config:        testAccAddonConfig(env),
 		ResourceName:  addonAddr,
 		ImportState:   true,
@@ -109,12 +107,12 @@ func TestAccGKEAddon_importDisabled(t *testing.T) {
 // operation on the cluster, then succeeds.
 func TestAccGKEAddon_busyCluster(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, addons(env).Case(t, resource.TestStep{
 		PreConfig: func() {
 			env.StartClusterOperationBefore(gkeemu.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
 		},
 		Config:           testAccAddonConfig(env),
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: resource.ComposeTestCheckFunc(checkAddon(env, true), func(*terraform.State) error {
 			if n := env.Requests()[gkeemu.MethodClustersUpdate]; n < 2 {
 				return fmt.Errorf("clusters.update sent %d time(s); expected busy refusals first", n)
@@ -128,7 +126,7 @@ func TestAccGKEAddon_busyCluster(t *testing.T) {
 // add-on is shown with its message.
 func TestAccGKEAddon_oldCluster(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{Version: "1.34.5-gke.1100000"})
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, addons(env).Case(t, resource.TestStep{
 		Config: testAccAddonConfig(env),
 		ExpectError: regexp.MustCompile(`(?s)GKE refused the request in the cluster's current state.*Agent\s+Sandbox\s+requires\s+GKE\s+version\s+` +
 			regexp.QuoteMeta(gkeemu.MinAgentSandboxVersion)),

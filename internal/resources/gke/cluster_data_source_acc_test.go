@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
 )
@@ -30,9 +31,9 @@ data "agentsandbox_gke_cluster" "test" {
   depends_on = [agentsandbox_gke_node_pool.test, agentsandbox_gke_addon.test]
 }
 `, emutest.Location, emutest.Cluster)
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		Config:           config,
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(ds, attr("id"), knownvalue.StringExact(emutest.ClusterName)),
 			statecheck.ExpectKnownValue(ds, attr("endpoint"), knownvalue.StringExact("127.0.0.1:16443")),

@@ -3,12 +3,10 @@ package gke_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"google.golang.org/api/container/v1"
 
@@ -33,17 +31,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// preCheck skips without TF_ACC and fails early without a terraform CLI.
-func preCheck(t *testing.T) {
-	t.Helper()
-	acctest.SkipUnlessAcc(t)
-	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
-		if _, err := exec.LookPath("terraform"); err != nil {
-			t.Fatal("terraform CLI not found: put terraform (or tofu) on PATH or set TF_ACC_TERRAFORM_PATH")
-		}
-	}
-}
-
 // startEmulator serves a GKE emulator with the seeded cluster
 // emutest.ClusterName (with its regular default-pool) for this test.
 func startEmulator(t *testing.T, spec gkeemu.ClusterSpec) *emutest.Env {
@@ -64,19 +51,13 @@ func providerConfig(env *emutest.Env) string {
 `, acctest.ProviderName, env.URL, emutest.Project)
 }
 
-// emptyPlanAfterApply is every applying step's proof that nothing GKE
-// defaulted or added shows up as a perpetual diff.
-var emptyPlanAfterApply = resource.ConfigPlanChecks{
-	PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-}
+// The families of the GKE resources against one emulator: no Kubernetes
+// cluster, and CheckDestroy asks the emulator.
+func pools(env *emutest.Env) acctest.Family  { return gkeFamily(env, "agentsandbox_gke_node_pool") }
+func addons(env *emutest.Env) acctest.Family { return gkeFamily(env, "agentsandbox_gke_addon") }
 
-func testCase(t *testing.T, env *emutest.Env, steps ...resource.TestStep) resource.TestCase {
-	return resource.TestCase{
-		PreCheck:                 func() { preCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkDestroyed(env),
-		Steps:                    steps,
-	}
+func gkeFamily(env *emutest.Env, resourceType string) acctest.Family {
+	return acctest.Family{ResourceType: resourceType, NoCluster: true, Destroyed: checkDestroyed(env)}
 }
 
 // checkDestroyed asks the emulator that every node pool in the state is

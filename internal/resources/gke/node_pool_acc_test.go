@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
 )
@@ -43,9 +44,9 @@ func attr(name string) tfjsonpath.Path { return tfjsonpath.New(name) }
 // that GKE's own label and taint cause no diff.
 func TestAccGKENodePool_basic(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		Config:            testAccNodePoolConfig(env, "sandbox", ""),
-		ConfigPlanChecks:  emptyPlanAfterApply,
+		ConfigPlanChecks:  acctest.EmptyPlanAfterApply,
 		ConfigStateChecks: basicStateChecks("sandbox"),
 		Check: checkPool(env, poolAddr, func(np *container.NodePool, size int64) error {
 			c := np.Config
@@ -98,13 +99,7 @@ func basicStateChecks(name string) []statecheck.StateCheck {
 // every apply.
 func TestAccGKENodePool_update(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	inPlace := func() resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{
-			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-		}
-	}
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			Config: testAccNodePoolConfig(env, "sandbox", `
   node_count = 1
@@ -112,7 +107,7 @@ func TestAccGKENodePool_update(t *testing.T) {
   labels     = { team = "agents" }
   taints     = [{ key = "dedicated", value = "agents", effect = "NO_SCHEDULE" }]
 `),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(poolAddr, attr("version"), knownvalue.StringExact("1.35.2")),
 				statecheck.ExpectKnownValue(poolAddr, attr("labels"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("agents")})),
@@ -137,7 +132,7 @@ func TestAccGKENodePool_update(t *testing.T) {
   management       = { auto_repair = false }
   upgrade_settings = { max_surge = 2, max_unavailable = 1 }
 `),
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: pools(env).Planned(plancheck.ResourceActionUpdate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(poolAddr, attr("node_count"), knownvalue.Int64Exact(3)),
 				statecheck.ExpectKnownValue(poolAddr, attr("version"), knownvalue.StringExact("1.35")),
@@ -171,7 +166,7 @@ func TestAccGKENodePool_update(t *testing.T) {
 			Config: testAccNodePoolConfig(env, "sandbox", `
   autoscaling = { min_node_count = 1, max_node_count = 2 }
 `),
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: pools(env).Planned(plancheck.ResourceActionUpdate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(poolAddr, attr("node_count"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(poolAddr, attr("autoscaling").AtMapKey("location_policy"), knownvalue.StringExact("BALANCED")),
@@ -194,7 +189,7 @@ func TestAccGKENodePool_update(t *testing.T) {
 		resource.TestStep{
 			// Back to a fixed size.
 			Config:           testAccNodePoolConfig(env, "sandbox", `  node_count = 2`),
-			ConfigPlanChecks: inPlace(),
+			ConfigPlanChecks: pools(env).Planned(plancheck.ResourceActionUpdate),
 			Check: checkPool(env, poolAddr, func(np *container.NodePool, size int64) error {
 				if np.Autoscaling != nil || size != 2 {
 					return fmt.Errorf("autoscaling %+v size %d", np.Autoscaling, size)
@@ -218,10 +213,10 @@ func TestAccGKENodePool_update(t *testing.T) {
 func TestAccGKENodePool_replace(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	var firstEtag string
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			Config:           testAccNodePoolConfig(env, "sandbox", `  machine_type = "e2-standard-4"`),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			Check: checkPool(env, poolAddr, func(np *container.NodePool, _ int64) error {
 				firstEtag = np.Etag
 				return nil
@@ -232,10 +227,7 @@ func TestAccGKENodePool_replace(t *testing.T) {
   machine_type = "e2-standard-4"
   spot         = true
 `),
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionDestroyBeforeCreate),
 			Check: checkPool(env, poolAddr, func(np *container.NodePool, _ int64) error {
 				if !np.Config.Spot {
 					return fmt.Errorf("not spot")
@@ -253,7 +245,7 @@ func TestAccGKENodePool_replace(t *testing.T) {
 // every attribute against what create stored.
 func TestAccGKENodePool_import(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			Config: testAccNodePoolConfig(env, "sandbox", `
   node_count     = 2
@@ -262,7 +254,7 @@ func TestAccGKENodePool_import(t *testing.T) {
   taints         = [{ key = "dedicated", value = "agents", effect = "NO_SCHEDULE" }]
   version        = "1.35"
 `),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		},
 		resource.TestStep{
 			ResourceName:      poolAddr,
@@ -293,7 +285,7 @@ func TestAccGKENodePool_import(t *testing.T) {
 // dropped from state at refresh and planned for creation again.
 func TestAccGKENodePool_disappears(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			Config: testAccNodePoolConfig(env, "sandbox", ""),
 			Check: resource.ComposeTestCheckFunc(
@@ -313,8 +305,8 @@ func TestAccGKENodePool_disappears(t *testing.T) {
 func TestAccGKENodePool_drift(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	config := testAccNodePoolConfig(env, "sandbox", `  labels = { team = "agents" }`)
-	resource.Test(t, testCase(t, env,
-		resource.TestStep{Config: config, ConfigPlanChecks: emptyPlanAfterApply},
+	resource.Test(t, pools(env).Case(t,
+		resource.TestStep{Config: config, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			PreConfig: func() {
 				if err := env.EditNodePool(poolID("sandbox"), func(np *container.NodePool) {
@@ -324,11 +316,8 @@ func TestAccGKENodePool_drift(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Config: config,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			Config:           config,
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionUpdate),
 			Check: checkPool(env, poolAddr, func(np *container.NodePool, _ int64) error {
 				if np.Config.Labels["team"] != "agents" || !np.Management.AutoRepair {
 					return fmt.Errorf("drift not repaired: %v %+v", np.Config.Labels, np.Management)
@@ -345,13 +334,13 @@ func TestAccGKENodePool_drift(t *testing.T) {
 func TestAccGKENodePool_busyClusterWaits(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	var started time.Time
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		PreConfig: func() {
 			started = time.Now()
 			env.StartClusterOperationBefore(gkeemu.MethodNodePoolsCreate, env.ClusterName, gkeemu.OpUpgradeMaster, 2*time.Second)
 		},
 		Config:           testAccNodePoolConfig(env, "sandbox", "  timeouts {\n    create = \"1m\"\n  }"),
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: func(*terraform.State) error {
 			if n := env.Requests()[gkeemu.MethodNodePoolsCreate]; n < 2 {
 				return fmt.Errorf("create sent %d time(s); expected busy refusals before success", n)
@@ -368,7 +357,7 @@ func TestAccGKENodePool_busyClusterWaits(t *testing.T) {
 // the create timeout, the error says so and what to do.
 func TestAccGKENodePool_busyClusterTimeout(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		PreConfig: func() {
 			if _, err := env.StartClusterOperation(env.ClusterName, gkeemu.OpUpgradeMaster, 10*time.Minute); err != nil {
 				t.Fatal(err)
@@ -386,18 +375,15 @@ func TestAccGKENodePool_operationError(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	const quota = `Insufficient regional quota to satisfy request: resource "CPUS": request requires '12.0' and is short '4.0'`
 	config := testAccNodePoolConfig(env, "sandbox", `  machine_type = "e2-standard-4"`)
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			PreConfig:   func() { env.FailNextOperation(gkeemu.OpCreateNodePool, "RESOURCE_EXHAUSTED", quota) },
 			Config:      config,
 			ExpectError: regexp.MustCompile(`(?s)GKE operation failed.*CREATE_NODE_POOL.*RESOURCE_EXHAUSTED.*Insufficient regional\s+quota`),
 		},
 		resource.TestStep{
-			Config: config,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionDestroyBeforeCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			Config:           config,
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionDestroyBeforeCreate),
 			Check: checkPool(env, poolAddr, func(np *container.NodePool, _ int64) error {
 				if np.Status != "RUNNING" {
 					return fmt.Errorf("status %s", np.Status)
@@ -412,7 +398,7 @@ func TestAccGKENodePool_operationError(t *testing.T) {
 // message and records what was applied before it.
 func TestAccGKENodePool_updateOperationError(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{Config: testAccNodePoolConfig(env, "sandbox", `  node_count = 1`)},
 		resource.TestStep{
 			PreConfig: func() {
@@ -430,13 +416,7 @@ func TestAccGKENodePool_updateOperationError(t *testing.T) {
   node_count = 5
   labels     = { team = "agents" }
 `),
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(poolAddr, attr("node_count"), knownvalue.Int64Exact(5)),
-				},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionUpdate, plancheck.ExpectKnownValue(poolAddr, attr("node_count"), knownvalue.Int64Exact(5))),
 			Check: checkPool(env, poolAddr, func(_ *container.NodePool, size int64) error {
 				if size != 5 {
 					return fmt.Errorf("size %d", size)
@@ -453,14 +433,14 @@ func TestAccGKENodePool_updateOperationError(t *testing.T) {
 func TestAccGKENodePool_retries429And503(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	var rateLimited, unavailable, pollFailed *gkeemu.Fault
-	resource.Test(t, testCase(t, env, resource.TestStep{
+	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		PreConfig: func() {
 			rateLimited = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Status: 429, RetryAfter: time.Second})
 			unavailable = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Status: 503, Times: 2})
 			pollFailed = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 503, Latency: 100 * time.Millisecond})
 		},
 		Config:           testAccNodePoolConfig(env, "sandbox", ""),
-		ConfigPlanChecks: emptyPlanAfterApply,
+		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: func(*terraform.State) error {
 			if rateLimited.Hits() != 1 || unavailable.Hits() != 2 || pollFailed.Hits() != 1 {
 				return fmt.Errorf("faults hit %d, %d, %d times", rateLimited.Hits(), unavailable.Hits(), pollFailed.Hits())
@@ -482,10 +462,10 @@ func TestAccGKENodePool_retries429And503(t *testing.T) {
 // TestAccGKENodePool_refreshCost: refreshing a pool costs one GET.
 func TestAccGKENodePool_refreshCost(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
-	resource.Test(t, testCase(t, env,
+	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			Config:           testAccNodePoolConfig(env, "sandbox", ""),
-			ConfigPlanChecks: emptyPlanAfterApply,
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 			Check: func(*terraform.State) error {
 				// For the record: the whole step (plan, apply, refresh and
 				// the plans after it), operations polled every 20-100 ms.
@@ -572,15 +552,11 @@ func TestAccGKENodePool_badInput(t *testing.T) {
 				config = strings.Replace(config, `cluster  = "emu-cluster"`, `cluster  = "`+emutest.ClusterName+`"`, 1)
 			}
 			env.ResetRequests()
-			resource.Test(t, resource.TestCase{
-				PreCheck:                 func() { preCheck(t) },
-				ProtoV6ProviderFactories: testCase(t, env).ProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      config,
-					PlanOnly:    true,
-					ExpectError: fragmentsRE(tc.fragments),
-				}},
-			})
+			resource.Test(t, pools(env).Case(t, resource.TestStep{
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: fragmentsRE(tc.fragments),
+			}))
 			if n := env.RequestCount(); n != 0 {
 				t.Errorf("%d request(s) reached GKE; bad input must fail at plan: %v", n, env.Requests())
 			}

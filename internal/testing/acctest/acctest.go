@@ -155,6 +155,15 @@ func runMain(m *testing.M) int {
 func PreCheck(t *testing.T) {
 	t.Helper()
 	requireCluster(t)
+	PreCheckCLI(t)
+}
+
+// PreCheckCLI is the pre-check of acceptance tests that need no Kubernetes
+// cluster (the GKE resources, against their emulator): it skips without
+// TF_ACC and fails early without a terraform CLI.
+func PreCheckCLI(t *testing.T) {
+	t.Helper()
+	SkipUnlessAcc(t)
 	// terraform-plugin-testing would otherwise try to download a terraform
 	// binary, which on these machines means a long hang and an opaque
 	// error instead of a clear one.

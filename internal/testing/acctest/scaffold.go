@@ -33,9 +33,18 @@ import (
 //		resource.TestStep{Config: acctest.Config(body), ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 //		resource.TestStep{Config: acctest.Config(changed), ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate)},
 //	))
+//
+// A family whose objects are not Kubernetes objects (the GKE resources,
+// which talk to a GKE emulator) sets NoCluster and Destroyed.
 type Family struct {
 	ResourceType string
 	GVR          schema.GroupVersionResource
+	// NoCluster: the tests need no Kubernetes cluster, only TF_ACC and a
+	// terraform CLI (PreCheckCLI instead of PreCheck).
+	NoCluster bool
+	// Destroyed, when set, is the CheckDestroy instead of asking the API
+	// server for objects of GVR.
+	Destroyed resource.TestCheckFunc
 }
 
 // Address is the address of the family's resource named "test".
@@ -45,10 +54,17 @@ func (f Family) Address() string { return f.ResourceType + ".test" }
 // the provider served in-process, and a CheckDestroy that asks the API
 // server until every object of the resource type in the state is gone.
 func (f Family) Case(t *testing.T, steps ...resource.TestStep) resource.TestCase {
+	preCheck, destroyed := PreCheck, f.Destroyed
+	if f.NoCluster {
+		preCheck = PreCheckCLI
+	}
+	if destroyed == nil {
+		destroyed = CheckDestroy(f.ResourceType, f.GVR)
+	}
 	return resource.TestCase{
-		PreCheck:                 func() { PreCheck(t) },
+		PreCheck:                 func() { preCheck(t) },
 		ProtoV6ProviderFactories: ProtoV6ProviderFactories,
-		CheckDestroy:             CheckDestroy(f.ResourceType, f.GVR),
+		CheckDestroy:             destroyed,
 		Steps:                    steps,
 	}
 }
