@@ -36,5 +36,9 @@ if ! "$GORELEASER" release --snapshot --clean --config "$config" "${skip[@]}" >"
 	echo "goreleaser failed; full log: $log" >&2
 	exit 1
 fi
+# The registry manifest is a release asset (release.extra_files), which a
+# snapshot does not publish; SHA256SUMS already lists it (checksum.extra_files).
+# Put it beside the zips, as the release page holds it.
+cp terraform-registry-manifest.json "$RELEASE_DIST/terraform-provider-agentsandbox_${RELEASE_VERSION}_manifest.json"
 echo "goreleaser built $RELEASE_DIST in $((SECONDS - t0)) s (log: $log)"
 .cache/bin/release check -dist "$RELEASE_DIST" ${RELEASE_PLATFORMS:+-platforms "$RELEASE_PLATFORMS"}

@@ -80,11 +80,12 @@ func TestAccInitFromMirror(t *testing.T) {
 	lockBlock := regexp.MustCompile(`(?s)provider "` + regexp.QuoteMeta(host) + `/agentsandbox/agentsandbox" \{(.*?)\n\}`)
 	hashRE := regexp.MustCompile(`"((?:h1|zh):[^"]+)"`)
 
+	versionRE := regexp.MustCompile(`\n\s*version\s+= "` + regexp.QuoteMeta(a.Version) + `"\n`)
 	for name, constraint := range map[string]string{
 		"no constraint": "",
-		"exact":         `version = "= ` + a.Version + `"`,
-		"pessimistic":   `version = "~> ` + a.Version + `"`,
-		"range":         `version = ">= ` + a.Version + `, < 1000.0.0"`,
+		"exact":         `, version = "= ` + a.Version + `"`,
+		"pessimistic":   `, version = "~> ` + a.Version + `"`,
+		"range":         `, version = ">= ` + a.Version + `, < 1000.0.0"`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, out, err := initDir(t, `    agentsandbox = { source = "agentsandbox/agentsandbox" `+constraint+` }`+"\n")
@@ -99,7 +100,7 @@ func TestAccInitFromMirror(t *testing.T) {
 			if m == nil {
 				t.Fatalf("the lock file has no block for %s/agentsandbox/agentsandbox:\n%s", host, lock)
 			}
-			if !strings.Contains(string(m[1]), `version     = "`+a.Version+`"`) {
+			if !versionRE.Match(m[1]) {
 				t.Errorf("lock file does not select version %s:\n%s", a.Version, m[1])
 			}
 			var h1 []string
