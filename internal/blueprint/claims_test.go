@@ -2,6 +2,7 @@ package blueprint
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -27,9 +28,7 @@ func claimValue(t *testing.T, name, storage string, extra map[string]attr.Value)
 			"requests": types.ObjectValueMust(requestsType.AttrTypes, map[string]attr.Value{"storage": types.StringValue(storage)}),
 		}),
 	}
-	for k, v := range extra {
-		attrs[k] = v
-	}
+	maps.Copy(attrs, extra)
 	return types.ObjectValueMust(VolumeClaimTemplateType.AttrTypes, attrs)
 }
 

@@ -2,6 +2,7 @@ package networkpolicy_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -19,17 +20,13 @@ import (
 // base is a valid configuration that each bad-input case breaks in one place.
 func base(extra map[string]any) map[string]any {
 	cfg := map[string]any{"name": "isolate", "namespace": "agents", "template": "python"}
-	for k, v := range extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, extra)
 	return cfg
 }
 
 func egress(cidr string, extra map[string]any) map[string]any {
 	e := map[string]any{"cidr": cidr}
-	for k, v := range extra {
-		e[k] = v
-	}
+	maps.Copy(e, extra)
 	return map[string]any{"allow_egress": []any{e}}
 }
 

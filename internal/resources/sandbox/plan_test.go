@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -15,34 +16,19 @@ import (
 // These tests drive the provider through the plugin protocol, as Terraform
 // does, without a cluster: validation and planning must not need one.
 
-func container(extra map[string]any) map[string]any {
-	c := map[string]any{
-		"name": "python", "image": "python:3.13",
-		"resources": map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}},
-	}
-	for k, v := range extra {
-		c[k] = v
-	}
-	return c
-}
-
 // base is a valid sandbox that each bad-input case breaks in one place.
 func base(extra map[string]any) map[string]any {
 	cfg := map[string]any{
 		"name": "agent", "namespace": "agents",
-		"pod_template": map[string]any{"containers": []any{container(nil)}},
+		"pod_template": map[string]any{"containers": []any{protocoltest.Container(nil)}},
 	}
-	for k, v := range extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, extra)
 	return cfg
 }
 
 func claim(extra map[string]any) map[string]any {
 	c := map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}
-	for k, v := range extra {
-		c[k] = v
-	}
+	maps.Copy(c, extra)
 	return c
 }
 
@@ -54,7 +40,7 @@ func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 		protocoltest.Refused("bad namespace", base(map[string]any{"namespace": "team a"}), "namespace", `"team a"`),
 		protocoltest.Refused("reserved sandbox label", base(map[string]any{"labels": map[string]any{"agents.x-k8s.io/owner": "me"}}), `labels["agents.x-k8s.io/owner"]`, "agents.x-k8s.io/"),
 		protocoltest.Refused("reserved pod annotation", base(map[string]any{"pod_template": map[string]any{
-			"annotations": map[string]any{"extensions.agents.x-k8s.io/x": "y"}, "containers": []any{container(nil)},
+			"annotations": map[string]any{"extensions.agents.x-k8s.io/x": "y"}, "containers": []any{protocoltest.Container(nil)},
 		}}), `pod_template.annotations["extensions.agents.x-k8s.io/x"]`, "extensions.agents.x-k8s.io/"),
 		protocoltest.Refused("unknown operating mode", base(map[string]any{"operating_mode": "Paused"}), "operating_mode", `"Paused"`, "Running"),
 		protocoltest.Refused("shutdown_time not a time", base(map[string]any{"shutdown_time": "tomorrow"}), "shutdown_time", `"tomorrow"`, "RFC 3339"),
@@ -78,10 +64,10 @@ func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 		protocoltest.Refused("unknown volume mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"volume_mode": "Raw"})}}),
 			"volume_claim_templates[0].volume_mode", `"Raw"`),
 		protocoltest.Refused("empty claim list", base(map[string]any{"volume_claim_templates": []any{}}), "volume_claim_templates", "at least 1"),
-		protocoltest.Refused("bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+		protocoltest.Refused("bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 			"resources": map[string]any{"limits": map[string]any{"cpu": "1Gx", "memory": "1Gi"}}})}}}),
 			`pod_template.containers[0].resources.limits["cpu"]`, `"1Gx"`),
-		protocoltest.Refused("mount of no volume or claim", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+		protocoltest.Refused("mount of no volume or claim", base(map[string]any{"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 			"volume_mounts": []any{map[string]any{"name": "scratch", "mount_path": "/scratch"}}})}}}),
 			"pod_template.containers[0].volume_mounts[0].name", `"scratch"`),
 	})
@@ -102,7 +88,7 @@ func TestGoodInputPasses(t *testing.T) {
 		"minimal": base(nil),
 		"a mount of a claim template": base(map[string]any{
 			"volume_claim_templates": []any{claim(map[string]any{"access_modes": []any{"ReadWriteOncePod"}, "volume_mode": "Filesystem"})},
-			"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 				"volume_mounts": []any{map[string]any{"name": "data", "mount_path": "/data"}}})}},
 		}),
 		"suspended with an expiry": base(map[string]any{
@@ -111,7 +97,7 @@ func TestGoodInputPasses(t *testing.T) {
 		// Values not known yet are not judged.
 		"unknown claim names": base(map[string]any{
 			"volume_claim_templates": protocoltest.Unknown,
-			"pod_template": map[string]any{"containers": []any{container(map[string]any{
+			"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 				"volume_mounts": []any{map[string]any{"name": "data", "mount_path": "/data"}}})}},
 		}),
 	} {

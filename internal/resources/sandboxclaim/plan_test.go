@@ -1,6 +1,7 @@
 package sandboxclaim_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -16,9 +17,7 @@ import (
 // claim is a valid configuration that each bad-input case breaks in one place.
 func claim(extra map[string]any) map[string]any {
 	cfg := map[string]any{"name": "session", "namespace": "agents", "warm_pool": "python-pool"}
-	for k, v := range extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, extra)
 	return cfg
 }
 

@@ -2,6 +2,7 @@ package sandboxtemplate_test
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -15,25 +16,12 @@ import (
 // These tests drive the provider through the plugin protocol, as Terraform
 // does, without a cluster: validation and planning must not need one.
 
-func container(extra map[string]any) map[string]any {
-	c := map[string]any{
-		"name": "python", "image": "python:3.13",
-		"resources": map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}},
-	}
-	for k, v := range extra {
-		c[k] = v
-	}
-	return c
-}
-
 func base(extra map[string]any) map[string]any {
 	cfg := map[string]any{
 		"name": "python", "namespace": "agents",
-		"pod_template": map[string]any{"containers": []any{container(nil)}},
+		"pod_template": map[string]any{"containers": []any{protocoltest.Container(nil)}},
 	}
-	for k, v := range extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, extra)
 	return cfg
 }
 
@@ -42,7 +30,7 @@ func egress(cidr string) map[string]any {
 }
 
 func mountOf(name string) map[string]any {
-	return map[string]any{"containers": []any{container(map[string]any{
+	return map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 		"volume_mounts": []any{map[string]any{"name": name, "mount_path": "/" + name}},
 	})}}
 }
@@ -64,10 +52,10 @@ func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 			"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1Gx"}}}}}),
 			"volume_claim_templates[0].resources.requests.storage", `"1Gx"`),
 		protocoltest.Refused("mount of no volume", base(map[string]any{"pod_template": mountOf("cache")}), "pod_template.containers[0].volume_mounts[0].name", `"cache"`),
-		protocoltest.Refused("missing memory limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{container(map[string]any{
+		protocoltest.Refused("missing memory limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 			"resources": map[string]any{"limits": map[string]any{"cpu": "1"}}})}}}), "pod_template.containers[0].resources.limits", "memory"),
 		protocoltest.Refused("reserved pod label", base(map[string]any{"pod_template": map[string]any{
-			"labels": map[string]any{"agents.x-k8s.io/sandbox-name-hash": "x"}, "containers": []any{container(nil)},
+			"labels": map[string]any{"agents.x-k8s.io/sandbox-name-hash": "x"}, "containers": []any{protocoltest.Container(nil)},
 		}}), `pod_template.labels["agents.x-k8s.io/sandbox-name-hash"]`, "agents.x-k8s.io/"),
 	})
 }
@@ -153,7 +141,7 @@ func TestLooseningWarns(t *testing.T) {
 	s := protocoltest.New(t, provider.New("test"))
 	diags := s.ValidateResource(t, sandboxtemplate.ResourceType, base(map[string]any{"pod_template": map[string]any{
 		"automount_service_account_token": true,
-		"containers":                      []any{container(nil)},
+		"containers":                      []any{protocoltest.Container(nil)},
 	}}))
 	if errs := protocoltest.Errors(diags); len(errs) > 0 {
 		t.Fatal(protocoltest.Describe(errs))

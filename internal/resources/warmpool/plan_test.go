@@ -1,6 +1,7 @@
 package warmpool_test
 
 import (
+	"maps"
 	"math/big"
 	"strings"
 	"testing"
@@ -20,9 +21,7 @@ import (
 // pool is a valid configuration that each bad-input case breaks in one place.
 func pool(extra map[string]any) map[string]any {
 	cfg := map[string]any{"name": "python-pool", "namespace": "agents", "template": "python"}
-	for k, v := range extra {
-		cfg[k] = v
-	}
+	maps.Copy(cfg, extra)
 	return cfg
 }
 

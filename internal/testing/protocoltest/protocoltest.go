@@ -10,6 +10,7 @@ package protocoltest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"strings"
 	"testing"
@@ -341,4 +342,16 @@ next:
 		return
 	}
 	t.Fatalf("want an error at %s mentioning %q; got:\n  %s", path, contains, Describe(errs))
+}
+
+// Container is a valid pod template container for a configuration (python
+// with CPU and memory limits), with extra's attributes set over it: the
+// start of every bad-input case that breaks one container attribute.
+func Container(extra map[string]any) map[string]any {
+	c := map[string]any{
+		"name": "python", "image": "python:3.13",
+		"resources": map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}},
+	}
+	maps.Copy(c, extra)
+	return c
 }
