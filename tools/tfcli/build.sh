@@ -121,8 +121,12 @@ build() {
 		# calls itself <version>-dev, a pre-release that satisfies no
 		# required_version constraint (Terraform 1.5 has no such variable).
 		(cd "$src" && $GO build -trimpath -ldflags "-s -w -X $module/version.dev=no" -o "$out.tmp/$bin" "$cmd")
+		# The whole output is read (head would end the CLI with SIGPIPE, which
+		# pipefail turns into a failed build), without the caller's CLI
+		# configuration (a missing one prints a warning first).
 		local got
-		got=$("$out.tmp/$bin" version 2>/dev/null | head -n1)
+		got=$(env -u TF_CLI_CONFIG_FILE -u TOFU_CLI_CONFIG_FILE "$out.tmp/$bin" version 2>/dev/null || true)
+		got=$(grep -m1 -E "^$label v" <<<"$got" || true)
 		if [[ $got != "$label $version" ]]; then
 			log "built $bin reports \"$got\", want \"$label $version\""
 			return 1
