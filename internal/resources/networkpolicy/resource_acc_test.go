@@ -349,22 +349,8 @@ func TestAccNetworkPolicy_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("gone")
 	cfg := testAccNetworkPolicyConfig_basic(ns, name)
-	resource.Test(t, fam.Case(t,
-		resource.TestStep{
-			Config:             cfg,
-			Check:              acctest.CheckDisappears(address, gvr),
-			ExpectNonEmptyPlan: true,
-		},
-		resource.TestStep{
-			// Deleted out of band: the plan creates it again.
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			ConfigStateChecks: []statecheck.StateCheck{expectWrittenEqualsRendered(address)},
-		},
-	))
+	// Deleted out of band: the plan creates it again.
+	resource.Test(t, fam.Case(t, fam.Disappears(cfg, expectWrittenEqualsRendered(address))...))
 }
 
 func TestAccNetworkPolicy_drift(t *testing.T) {

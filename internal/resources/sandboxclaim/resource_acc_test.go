@@ -401,18 +401,8 @@ func TestAccSandboxClaim_disappears(t *testing.T) {
 	createTemplate(t, ns, "python", "")
 	name := acctest.RandomName("gone")
 	cfg := claimConfig(ns, name, `  warm_pool = agentsandbox_warm_pool.a.name`)
-	resource.Test(t, fam.Case(t,
-		resource.TestStep{
-			Config:             cfg,
-			Check:              acctest.CheckDisappears(address, gvr),
-			ExpectNonEmptyPlan: true,
-		},
-		resource.TestStep{
-			Config:            cfg,
-			ConfigPlanChecks:  fam.Planned(plancheck.ResourceActionCreate),
-			ConfigStateChecks: []statecheck.StateCheck{sandboxOf(t, warmFrom("pool-a"))},
-		},
-	))
+	// Deleted out of band: the plan creates it again.
+	resource.Test(t, fam.Case(t, fam.Disappears(cfg, sandboxOf(t, warmFrom("pool-a")))...))
 }
 
 // expectPlannedChange checks that the plan changes attribute from the

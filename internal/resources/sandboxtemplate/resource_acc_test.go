@@ -263,10 +263,7 @@ func TestAccSandboxTemplate_update(t *testing.T) {
 				}
 				return fmt.Errorf("%s still exists for an Unmanaged template", ref)
 			},
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 		},
 	))
 }
@@ -278,11 +275,8 @@ func TestAccSandboxTemplate_replace(t *testing.T) {
 		resource.TestStep{Config: testAccSandboxTemplateConfig_basic(ns, name), ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// The name is the identity: a new name is a new template.
-			Config: testAccSandboxTemplateConfig_basic(ns, name+"-v2"),
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			Config:           testAccSandboxTemplateConfig_basic(ns, name+"-v2"),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionDestroyBeforeCreate),
 			Check: func(*terraform.State) error {
 				_, err := acctest.GetObject(context.Background(), acctest.ObjectRef{GVR: gvr, Namespace: ns, Name: name})
 				if !apierrors.IsNotFound(err) {
@@ -320,20 +314,8 @@ func TestAccSandboxTemplate_disappears(t *testing.T) {
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("gone")
 	cfg := testAccSandboxTemplateConfig_basic(ns, name)
-	resource.Test(t, fam.Case(t,
-		resource.TestStep{
-			Config:             cfg,
-			Check:              acctest.CheckDisappears(address, gvr),
-			ExpectNonEmptyPlan: true,
-		},
-		resource.TestStep{
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-		},
-	))
+	// Deleted out of band: the plan creates it again.
+	resource.Test(t, fam.Case(t, fam.Disappears(cfg)...))
 }
 
 func TestAccSandboxTemplate_drift(t *testing.T) {

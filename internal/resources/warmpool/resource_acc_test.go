@@ -257,10 +257,7 @@ func TestAccWarmPool_replace(t *testing.T) {
 	acctest.CreateTemplate(t, ns, "python", templateSpec(nil))
 	acctest.CreateTemplate(t, ns2, "python", templateSpec(nil))
 	name := acctest.RandomName("pool")
-	replace := resource.ConfigPlanChecks{
-		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)},
-		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-	}
+	replace := fam.Planned(plancheck.ResourceActionDestroyBeforeCreate)
 	body := `  template = "python"
   replicas = 2`
 	resource.Test(t, fam.Case(t,
@@ -341,22 +338,8 @@ func TestAccWarmPool_disappears(t *testing.T) {
 	name := acctest.RandomName("gone")
 	cfg := poolConfig(name, ns, `  template = "python"
   replicas = 2`)
-	resource.Test(t, fam.Case(t,
-		resource.TestStep{
-			Config:             cfg,
-			Check:              acctest.CheckDisappears(address, gvr),
-			ExpectNonEmptyPlan: true,
-		},
-		resource.TestStep{
-			// Deleted out of band: the plan creates it again.
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionCreate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			ConfigStateChecks: []statecheck.StateCheck{readySandboxes(t, address, 2)},
-		},
-	))
+	// Deleted out of band: the plan creates it again.
+	resource.Test(t, fam.Case(t, fam.Disappears(cfg, readySandboxes(t, address, 2))...))
 }
 
 // expectPlannedChange checks that the plan changes attribute from the
@@ -515,11 +498,8 @@ func TestAccWarmPool_replicasManagedExternally(t *testing.T) {
 		resource.TestStep{Config: managed, ConfigPlanChecks: acctest.EmptyPlanAfterApply},
 		resource.TestStep{
 			// The hand-over: the count stays 3, not the API's default of 1.
-			Config: external(""),
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)},
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
+			Config:           external(""),
+			ConfigPlanChecks: fam.Planned(plancheck.ResourceActionUpdate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("replicas"), knownvalue.Int64Exact(3)),
 				acctest.ExpectObject(address, gvr, liveSpec("python", 3, "OnReplenish"), acctest.NotOwnedBy("agentsandbox", ".spec.replicas")),

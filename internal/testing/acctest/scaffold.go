@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,6 +84,18 @@ func (f Family) Planned(action plancheck.ResourceActionType, extra ...plancheck.
 // empty.
 func (f Family) DriftRepaired(visible ...string) resource.ConfigPlanChecks {
 	return f.Planned(plancheck.ResourceActionUpdate, ExpectBefore(f.Address(), BeforeContains(visible...)))
+}
+
+// Disappears is the steps of a _disappears test: config is applied and
+// the family's resource "test" deleted behind Terraform's back (the plan
+// after that apply must show it), then the next plan creates it again and
+// a plan after that apply is empty. checks run on the state after the
+// re-creation.
+func (f Family) Disappears(config string, checks ...statecheck.StateCheck) []resource.TestStep {
+	return []resource.TestStep{
+		{Config: config, Check: CheckDisappears(f.Address(), f.GVR), ExpectNonEmptyPlan: true},
+		{Config: config, ConfigPlanChecks: f.Planned(plancheck.ResourceActionCreate), ConfigStateChecks: checks},
+	}
 }
 
 // Config is a test configuration: the provider block for the test cluster
