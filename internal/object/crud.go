@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -86,24 +87,89 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 	return nil, diags
 }
 
+// WriteOptions tune Kind.Apply.
+type WriteOptions struct {
+	// ForceConflicts takes over fields another server-side applier owns
+	// (the resource's force_conflicts).
+	ForceConflicts bool
+}
+
 // Apply server-side applies obj (create or update).
-func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+//
+// Fields another field manager owns are handled by how it came to own
+// them. One that changed them with an ordinary write (kubectl edit or
+// patch, a controller's update) declared nothing: that is drift, and the
+// apply takes the fields back. One that set them with a server-side apply
+// of its own (another Terraform configuration, kubectl apply
+// --server-side, a GitOps tool) declared that it owns them: taking them
+// silently would make two owners overwrite each other on every run, so the
+// apply fails naming each field and its manager, and writes nothing,
+// unless opts.ForceConflicts. The first apply is sent without force, so
+// this costs a second request only when there is a conflict.
+func (k Kind) Apply(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured, opts ...WriteOptions) (*unstructured.Unstructured, diag.Diagnostics) {
 	c, diags := meta.Kube(ctx)
 	if diags.HasError() {
 		return nil, diags
 	}
-	opts := kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true}
-	out, err := c.Apply(ctx, k.GVR, obj, opts)
+	var wo WriteOptions
+	for _, o := range opts {
+		wo.ForceConflicts = wo.ForceConflicts || o.ForceConflicts
+	}
+	ref := k.Ref(obj.GetNamespace(), obj.GetName())
+	ao := kube.ApplyOptions{FieldManager: meta.FieldManager()}
+	out, err := c.Apply(ctx, k.GVR, obj, ao)
+	if conflicts := kube.FieldConflicts(err); len(conflicts) > 0 {
+		var declared []kube.FieldConflict
+		for _, fc := range conflicts {
+			if fc.Applied {
+				declared = append(declared, fc)
+			}
+		}
+		if len(declared) > 0 && !wo.ForceConflicts {
+			diags.AddError(fmt.Sprintf("%s: field owned by another field manager", ref), conflictDetail(k, ref, declared))
+			return nil, diags
+		}
+		tflog.Info(ctx, "taking over fields other field managers changed", map[string]any{
+			"object": ref.String(), "fields": describeConflicts(conflicts),
+		})
+		ao.Force = true
+		out, err = c.Apply(ctx, k.GVR, obj, ao)
+	}
+	opts2 := kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true}
 	if err == nil {
 		// Free when there is nothing to repair; otherwise it finishes a
 		// create that was interrupted after its POST (see kube.Create).
-		out, err = c.RepairUpdateEntries(ctx, k.GVR, out, obj, opts)
+		out, err = c.RepairUpdateEntries(ctx, k.GVR, out, obj, opts2)
 	}
 	if err != nil {
-		diags.Append(k.diagnose(ctx, c, err, "apply", k.Ref(obj.GetNamespace(), obj.GetName()))...)
+		diags.Append(k.diagnose(ctx, c, err, "apply", ref)...)
 		return nil, diags
 	}
 	return out, diags
+}
+
+// conflictDetail says which fields others own by server-side apply, and
+// the two ways out.
+func conflictDetail(k Kind, ref kube.ObjectRef, declared []kube.FieldConflict) string {
+	return fmt.Sprintf("Request: apply (server-side) %s (API %s, resource %s), without force.\n\n"+
+		"These fields are set by this configuration, and another tool owns them through a server-side apply of its own "+
+		"(another Terraform configuration, kubectl apply --server-side, a GitOps tool):\n%s\n\n"+
+		"Nothing was written. Taking the fields silently would make the two owners overwrite each other on every run. "+
+		"Either remove these fields from this configuration (or from the other tool's), or set force_conflicts = true "+
+		"on this %s to make Terraform their owner; the other tool's next apply then conflicts in turn, unless it forces too.",
+		ref, ref.GVR.GroupVersion().String(), ref.GVR.Resource, describeConflicts(declared), k.ResourceType)
+}
+
+func describeConflicts(cs []kube.FieldConflict) string {
+	lines := make([]string, len(cs))
+	for i, c := range cs {
+		how := "server-side apply"
+		if !c.Applied {
+			how = "an ordinary write"
+		}
+		lines[i] = fmt.Sprintf("  - %s is owned by field manager %q (%s)", c.Field, c.Manager, how)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Read returns the live object, or found=false when it (or its whole kind)

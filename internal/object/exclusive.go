@@ -40,7 +40,7 @@ import (
 // resourceVersion precondition).
 const maxExclusiveAttempts = 3
 
-// ApplyExclusive server-side applies obj like Apply and then makes sure
+// ApplyExclusive server-side applies obj like Apply (with wo) and then makes sure
 // that, below the given top-level fields (for example "spec"), the object
 // holds nothing but what obj sets: fields added there by other field
 // managers are removed. Use it for the parts of an object a resource
@@ -52,8 +52,8 @@ const maxExclusiveAttempts = 3
 // With them it costs two more: a merge patch of metadata.managedFields
 // (guarded by the resourceVersion) that makes the provider's field manager
 // the owner of the stray fields, and a second apply that drops them.
-func (k Kind) ApplyExclusive(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured, paths ...string) (*unstructured.Unstructured, diag.Diagnostics) {
-	live, diags := k.Apply(ctx, meta, obj)
+func (k Kind) ApplyExclusive(ctx context.Context, meta *conn.Meta, obj *unstructured.Unstructured, wo WriteOptions, paths ...string) (*unstructured.Unstructured, diag.Diagnostics) {
+	live, diags := k.Apply(ctx, meta, obj, wo)
 	if diags.HasError() {
 		return nil, diags
 	}

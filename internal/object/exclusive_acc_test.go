@@ -74,7 +74,7 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 	}
 
 	kube.ResetRequestCounts()
-	live, diags = templateKind.ApplyExclusive(ctx, meta, desired, "spec")
+	live, diags = templateKind.ApplyExclusive(ctx, meta, desired, object.WriteOptions{}, "spec")
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
@@ -96,7 +96,7 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 
 	// Nothing to remove: one request.
 	kube.ResetRequestCounts()
-	if _, diags := templateKind.ApplyExclusive(ctx, meta, desired, "spec"); diags.HasError() {
+	if _, diags := templateKind.ApplyExclusive(ctx, meta, desired, object.WriteOptions{}, "spec"); diags.HasError() {
 		t.Fatal(diags)
 	}
 	if n := kube.RequestCount(); n != 1 {
@@ -115,7 +115,7 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 	if _, err := kc.Apply(ctx, templateKind.GVR, other, kube.ApplyOptions{FieldManager: "other-applier"}); err != nil {
 		t.Fatal(err)
 	}
-	live, diags = templateKind.ApplyExclusive(ctx, meta, desired, "spec")
+	live, diags = templateKind.ApplyExclusive(ctx, meta, desired, object.WriteOptions{}, "spec")
 	if diags.HasError() {
 		t.Fatal(diags)
 	}

@@ -38,17 +38,21 @@ const DefaultNamespace = "default"
 
 // Metadata is the model of the identity and metadata attributes. Resource
 // models embed it (the framework promotes the fields of an embedded struct),
-// so every object resource has the same five attributes with the same rules.
+// so every object resource has the same six attributes with the same rules.
 type Metadata struct {
 	ID          types.String `tfsdk:"id"`
 	Name        types.String `tfsdk:"name"`
 	Namespace   types.String `tfsdk:"namespace"`
 	Labels      types.Map    `tfsdk:"labels"`
 	Annotations types.Map    `tfsdk:"annotations"`
+	// ForceConflicts is the opt-in to take fields over from another
+	// server-side applier (see Kind.Apply). It is a setting of this
+	// resource, not a field of the object: kept as configured.
+	ForceConflicts types.Bool `tfsdk:"force_conflicts"`
 }
 
-// MetadataAttributes returns the id, name, namespace, labels and
-// annotations attributes. kind names the object in descriptions
+// MetadataAttributes returns the id, name, namespace, labels, annotations
+// and force_conflicts attributes. kind names the object in descriptions
 // ("SandboxTemplate").
 func MetadataAttributes(kind string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
@@ -87,6 +91,14 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			MarkdownDescription: fmt.Sprintf("Annotations of the %s object. Only the keys declared here are managed. "+
 				"Keys under `agents.x-k8s.io/` are reserved for the controller.", kind),
 			Validators: []validator.Map{validators.Annotations(ReservedPrefixes...)},
+		},
+		"force_conflicts": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: fmt.Sprintf("Take over fields of the %s that another tool owns through server-side apply "+
+				"(another Terraform configuration, `kubectl apply --server-side`, a GitOps controller). By default such a "+
+				"field is a conflict: the apply fails naming the field and its field manager, and nothing is written. "+
+				"Values others changed with ordinary writes (`kubectl edit`, `kubectl patch`) are drift and are always "+
+				"set back. See the guide \"Faults, interruptions and conflicts\".", kind),
 		},
 	}
 }
@@ -131,9 +143,10 @@ func Flatten(ctx context.Context, live *unstructured.Unstructured, prior Metadat
 		diags.AddWarning("Cannot read managed fields", err.Error())
 	}
 	out := Metadata{
-		ID:        types.StringValue(ID(live.GetNamespace(), live.GetName())),
-		Name:      types.StringValue(live.GetName()),
-		Namespace: types.StringValue(live.GetNamespace()),
+		ID:             types.StringValue(ID(live.GetNamespace(), live.GetName())),
+		Name:           types.StringValue(live.GetName()),
+		Namespace:      types.StringValue(live.GetNamespace()),
+		ForceConflicts: prior.ForceConflicts,
 	}
 	var d diag.Diagnostics
 	out.Labels, d = managedSubset(ctx, live.GetLabels(), prior.Labels, ownedKeys(owned, ".metadata.labels."))

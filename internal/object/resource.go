@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -219,13 +220,22 @@ func (r *Resource[M]) create(ctx context.Context, obj *unstructured.Unstructured
 	return r.f.Kind.Create(ctx, r.meta, obj)
 }
 
-// update is the one step that writes a changed object: a forced apply,
-// exclusive below Family.Exclusive, so that drift is repaired.
-func (r *Resource[M]) update(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
+// update is the one step that writes a changed object: an apply that
+// takes back what others changed with ordinary writes (drift) and, with
+// force_conflicts, what other server-side appliers own (Kind.Apply),
+// exclusive below Family.Exclusive.
+func (r *Resource[M]) update(ctx context.Context, obj *unstructured.Unstructured, wo WriteOptions) (*unstructured.Unstructured, diag.Diagnostics) {
 	if len(r.f.Exclusive) > 0 {
-		return r.f.Kind.ApplyExclusive(ctx, r.meta, obj, r.f.Exclusive...)
+		return r.f.Kind.ApplyExclusive(ctx, r.meta, obj, wo, r.f.Exclusive...)
 	}
-	return r.f.Kind.Apply(ctx, r.meta, obj)
+	return r.f.Kind.Apply(ctx, r.meta, obj, wo)
+}
+
+// writeOptions reads the plan's force_conflicts.
+func writeOptions(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) WriteOptions {
+	var force types.Bool
+	diags.Append(plan.GetAttribute(ctx, path.Root("force_conflicts"), &force)...)
+	return WriteOptions{ForceConflicts: force.ValueBool()}
 }
 
 func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -287,7 +297,7 @@ func (r *Resource[M]) Update(ctx context.Context, req resource.UpdateRequest, re
 	if r.f.Unchanged != nil && r.f.Unchanged(ctx, &plan, &state) {
 		live, diags = r.reread(ctx, obj)
 	} else {
-		live, diags = r.update(ctx, obj)
+		live, diags = r.update(ctx, obj, writeOptions(ctx, req.Plan, &resp.Diagnostics))
 	}
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
