@@ -76,6 +76,9 @@ type Rule struct {
 	// Watch, when set, matches only watches (true) or only non-watches
 	// (false).
 	Watch *bool
+	// Match, when set, must also accept the request (e.g. to leave dry
+	// runs alone).
+	Match func(*http.Request) bool
 	// Skip is how many matching requests pass untouched before the rule
 	// applies.
 	Skip int
@@ -141,7 +144,7 @@ func (r *Rule) matches(req *http.Request) bool {
 	if r.Watch != nil && *r.Watch != isWatch(req) {
 		return false
 	}
-	return true
+	return r.Match == nil || r.Match(req)
 }
 
 // take consumes one application of the rule if it applies to this matching
@@ -423,6 +426,9 @@ current-context: faultproxy
 	}
 	return path, nil
 }
+
+// NotDryRun is a Rule.Match that leaves server-side dry runs alone.
+func NotDryRun(req *http.Request) bool { return req.URL.Query().Get("dryRun") == "" }
 
 // Bool returns a pointer to b, for Rule.Watch.
 func Bool(b bool) *bool { return &b }
