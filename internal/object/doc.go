@@ -19,4 +19,10 @@
 // embeds the Resource, which holds the CRUD, wait, state and import rules
 // once; DataSource does the same for data sources. Families keep their own
 // schema, model, spec conversion, validation, plan modification and waits.
+//
+// Resources that are not one Kubernetes object (the controller's
+// installation, the GKE node pool and add-on, the cluster data sources)
+// share the framing around their own CRUD from here too (framing.go):
+// Configured / ConfiguredDataSource for Configure, Deadline for the
+// timeouts block, PlanInputs for ModifyPlan.
 package object
