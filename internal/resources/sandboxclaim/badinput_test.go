@@ -25,6 +25,14 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("shutdown time as a date", c("shutdown_time", "2030-01-02"), "shutdown_time", `"2030-01-02"`),
 		pt.Refused("shutdown time as unix seconds", c("shutdown_time", "1893456000"), "shutdown_time", `"1893456000"`),
 		pt.Refused("env value missing", c("env", []any{map[string]any{"name": "A"}}), "env[0].value"),
+		pt.Refused("volume claim template names repeat", c("volume_claim_templates", []any{
+			map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+			map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "2Gi"}}},
+		}), "volume_claim_templates[1].name", "Duplicate volume claim template name"),
+		pt.Refused("volume claim template name not a DNS label", c("volume_claim_templates", []any{
+			map[string]any{"name": "Data_1", "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+		}), "volume_claim_templates[0].name"),
+		pt.Refused("empty volume claim templates", c("volume_claim_templates", []any{}), "volume_claim_templates"),
 	}
 	s.ExpectRefused(t, sandboxclaim.ResourceType, atValidate)
 

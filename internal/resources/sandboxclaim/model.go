@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
@@ -31,6 +32,7 @@ type resourceModel struct {
 	ShutdownPolicy          types.String   `tfsdk:"shutdown_policy"`
 	Env                     types.List     `tfsdk:"env"`
 	AdditionalPodMetadata   types.Object   `tfsdk:"additional_pod_metadata"`
+	VolumeClaimTemplates    types.List     `tfsdk:"volume_claim_templates"`
 	WaitForReady            types.Bool     `tfsdk:"wait_for_ready"`
 	SandboxName             types.String   `tfsdk:"sandbox_name"`
 	PodIPs                  types.List     `tfsdk:"pod_ips"`
@@ -84,6 +86,9 @@ func (m resourceModel) spec(ctx context.Context) (extv1beta1.SandboxClaimSpec, d
 	for _, e := range env {
 		s.Env = append(s.Env, extv1beta1.EnvVar{Name: e.Name.ValueString(), Value: e.Value.ValueString(), ContainerName: e.ContainerName.ValueString()})
 	}
+	vcts, d := blueprint.ExpandVolumeClaimTemplates(ctx, m.VolumeClaimTemplates)
+	diags.Append(d...)
+	s.VolumeClaimTemplates = vcts
 	if !m.AdditionalPodMetadata.IsNull() {
 		var pm podMetadataModel
 		diags.Append(m.AdditionalPodMetadata.As(ctx, &pm, basetypesObjectAsOptions)...)
@@ -172,6 +177,8 @@ func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceMo
 	var d diag.Diagnostics
 	m.Env, d = flattenEnv(claim.Spec.Env, m.Env)
 	diags.Append(d...)
+	m.VolumeClaimTemplates, d = blueprint.FlattenVolumeClaimTemplates(ctx, claim.Spec.VolumeClaimTemplates, m.VolumeClaimTemplates)
+	diags.Append(d...)
 	m.AdditionalPodMetadata, d = flattenPodMetadata(ctx, claim.Spec.AdditionalPodMetadata.Labels, claim.Spec.AdditionalPodMetadata.Annotations, m.AdditionalPodMetadata)
 	diags.Append(d...)
 
@@ -235,28 +242,34 @@ func flattenPodMetadata(ctx context.Context, labels, annotations map[string]stri
 	return o, diags
 }
 
-// applied is what must not change without replacing the claim: the pool
-// and the variables, fingerprinted (the values may be secrets, and the
-// private state holding this is not meant to show them).
+// applied is what must not change without replacing the claim: the pool,
+// the variables and the volume claim templates, fingerprinted (the values
+// may be secrets, and the private state holding this is not meant to show
+// them). A record written before volume_claim_templates existed reads as
+// none ("").
 type applied struct {
 	WarmPool string `json:"warm_pool"`
 	Env      string `json:"env"`
+	Volumes  string `json:"volume_claim_templates,omitempty"`
 }
 
 func appliedOf(ctx context.Context, m resourceModel) (applied, diag.Diagnostics) {
 	s, diags := m.spec(ctx)
-	return applied{WarmPool: s.WarmPoolRef.Name, Env: envDigest(s.Env)}, diags
+	return applied{WarmPool: s.WarmPoolRef.Name, Env: envDigest(s.Env), Volumes: digest(s.VolumeClaimTemplates)}, diags
 }
 
-// envDigest fingerprints variables; none at all, null or [], is one value.
-func envDigest(env []extv1beta1.EnvVar) string {
-	if len(env) == 0 {
+// digest fingerprints a list; empty and nil are one value ("").
+func digest[T any](l []T) string {
+	if len(l) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(env) // a slice of plain structs always encodes
+	b, _ := json.Marshal(l) // plain structs and quantities always encode
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// envDigest fingerprints variables; none at all, null or [], is one value.
+func envDigest(env []extv1beta1.EnvVar) string { return digest(env) }
 
 // basetypesObjectAsOptions reads nested objects with null and unknown
 // attributes kept as framework values (the models' fields all are).

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -144,6 +145,18 @@ func wait(ctx context.Context, c object.Call, live *unstructured.Unstructured, p
 	return waitReady(ctx, c.Meta, live, wantPodMetadata(obj, prior))
 }
 
+// ValidateConfig checks across attributes what the attribute validators
+// cannot: volume claim template names are unique (each names a PVC and a
+// pod volume).
+func (r *claimResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var vcts types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("volume_claim_templates"), &vcts)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), vcts)...)
+}
+
 // ModifyPlan decides replacement and keeps the sandbox's name known.
 //
 // warm_pool and env replace the claim when the configuration changes them,
@@ -193,6 +206,18 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		// Not known yet: it may change, and then the claim is replaced.
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("env"))
 	}
+	// The controller gives the volumes to the sandbox it creates for the
+	// claim and never changes a sandbox's volume claim templates
+	// afterwards (immutable on the Sandbox from v0.5.3,
+	// api/v1beta1/sandbox_types.go:192), so a change replaces the claim.
+	if knownDeep(plan.VolumeClaimTemplates) {
+		if want, d := appliedOf(ctx, plan); !d.HasError() && want.Volumes != last.Volumes {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("volume_claim_templates"))
+			replace = true
+		}
+	} else {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("volume_claim_templates"))
+	}
 	// An in-place update keeps the sandbox, and so its name.
 	if !replace && !state.SandboxName.IsNull() && state.SandboxName.ValueString() != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("sandbox_name"), state.SandboxName)...)
@@ -200,20 +225,34 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 }
 
 // envKnown says whether every value inside env is known.
-func envKnown(l types.List) bool {
-	if l.IsUnknown() {
+func envKnown(l types.List) bool { return knownDeep(l) }
+
+// knownDeep says whether every value inside a list of objects is known, at
+// any depth.
+func knownDeep(l types.List) bool { return valueKnown(l) }
+
+func valueKnown(v attr.Value) bool {
+	if v.IsUnknown() {
 		return false
 	}
-	for _, e := range l.Elements() {
-		if e.IsUnknown() {
-			return false
+	var inner []attr.Value
+	switch x := v.(type) {
+	case types.List:
+		inner = x.Elements()
+	case types.Set:
+		inner = x.Elements()
+	case types.Map:
+		for _, e := range x.Elements() {
+			inner = append(inner, e)
 		}
-		if o, ok := e.(types.Object); ok {
-			for _, a := range o.Attributes() {
-				if a.IsUnknown() {
-					return false
-				}
-			}
+	case types.Object:
+		for _, e := range x.Attributes() {
+			inner = append(inner, e)
+		}
+	}
+	for _, e := range inner {
+		if !valueKnown(e) {
+			return false
 		}
 	}
 	return true

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
@@ -112,6 +113,13 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			},
 		},
 	}
+	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesAttribute("PersistentVolumeClaims created for the " +
+		"claim's sandbox, on top of the template's (upstream's `spec.volumeClaimTemplates`, " +
+		"extensions/api/v1beta1/sandboxclaim_types.go:131-135 at v0.5.6). Like `env`, they force a cold start (a warm " +
+		"sandbox has no such volumes), and the pool's template must allow them: `volume_claim_templates_policy` " +
+		"`Allowed` for new names, `Overrides` to also replace the template's own; otherwise the claim fails with " +
+		"`VolumeClaimTemplatesError`. A container of the template mounts one by its name. Changing them replaces the " +
+		"claim, because the controller applies them only when the sandbox is created.")
 	attrs["wait_for_ready"] = schema.BoolAttribute{
 		Optional: true,
 		Computed: true,
