@@ -64,10 +64,17 @@ func Decode(ingress []networkingv1.NetworkPolicyIngressRule, egress []networking
 				"to allow everything, which the metadata server carve-out then applies to)", i)
 		}
 		ports := decodePorts(r.Ports)
-		for j, peer := range r.To {
+		for _, peer := range r.To {
 			if peer.IPBlock == nil {
-				return p, fmt.Errorf("egress[%d].to[%d] selects pods or namespaces; this resource allows egress to IP "+
-					"ranges (allow_egress) and to cluster DNS (allow_dns) only", i, j)
+				e := EgressRule{Ports: ports}
+				if peer.NamespaceSelector != nil {
+					e.NamespaceSelector = DecodeSelector(*peer.NamespaceSelector)
+				}
+				if peer.PodSelector != nil {
+					e.PodSelector = DecodeSelector(*peer.PodSelector)
+				}
+				p.AllowEgress = append(p.AllowEgress, e)
+				continue
 			}
 			except := peer.IPBlock.Except
 			if p.BlockMetadataServer {

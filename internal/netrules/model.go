@@ -59,9 +59,11 @@ type ipBlockModel struct {
 }
 
 type egressModel struct {
-	CIDR   types.String `tfsdk:"cidr"`
-	Except types.List   `tfsdk:"except"`
-	Ports  types.List   `tfsdk:"ports"`
+	CIDR              types.String `tfsdk:"cidr"`
+	Except            types.List   `tfsdk:"except"`
+	NamespaceSelector types.Object `tfsdk:"namespace_selector"`
+	PodSelector       types.Object `tfsdk:"pod_selector"`
+	Ports             types.List   `tfsdk:"ports"`
 }
 
 type portModel struct {
@@ -121,7 +123,11 @@ func (r Rules) Intent(ctx context.Context) (i Intent, known bool, diags diag.Dia
 	if e.list(r.AllowEgress, &egress) {
 		i.AllowEgress = make([]EgressRule, 0, len(egress))
 		for _, eg := range egress {
-			i.AllowEgress = append(i.AllowEgress, EgressRule{CIDR: e.str(eg.CIDR), Except: e.strings(eg.Except), Ports: e.ports(eg.Ports)})
+			i.AllowEgress = append(i.AllowEgress, EgressRule{
+				CIDR: e.str(eg.CIDR), Except: e.strings(eg.Except),
+				NamespaceSelector: e.selector(eg.NamespaceSelector), PodSelector: e.selector(eg.PodSelector),
+				Ports: e.ports(eg.Ports),
+			})
 		}
 	}
 	return i, !e.unknown && !e.diags.HasError(), e.diags
@@ -274,8 +280,15 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 
 	egress := make([]attr.Value, 0, len(i.AllowEgress))
 	for _, e := range i.AllowEgress {
+		cidr := types.StringNull()
+		if e.CIDR != "" {
+			cidr = types.StringValue(e.CIDR)
+		}
 		egress = append(egress, tfvalues.Object(ctx, egressType, egressModel{
-			CIDR: types.StringValue(e.CIDR), Except: flattenStrings(ctx, e.Except, &diags), Ports: flattenPorts(ctx, e.Ports, &diags),
+			CIDR: cidr, Except: flattenStrings(ctx, e.Except, &diags),
+			NamespaceSelector: flattenSelector(ctx, e.NamespaceSelector, &diags),
+			PodSelector:       flattenSelector(ctx, e.PodSelector, &diags),
+			Ports:             flattenPorts(ctx, e.Ports, &diags),
 		}, &diags))
 	}
 	r.AllowEgress = listValue(egressType, egress, i.AllowEgress == nil, &diags)

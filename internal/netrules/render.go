@@ -59,11 +59,22 @@ type IPBlock struct {
 	Except []string
 }
 
-// EgressRule allows traffic to one IP range, minus Except, on Ports.
+// EgressRule allows traffic on Ports to one IP range (CIDR minus Except),
+// or to the pods NamespaceSelector and PodSelector choose (CIDR empty).
 type EgressRule struct {
-	CIDR   string
-	Except []string
-	Ports  []Port
+	CIDR              string
+	Except            []string
+	NamespaceSelector *Selector
+	PodSelector       *Selector
+	Ports             []Port
+}
+
+// peer is the NetworkPolicyPeer of the rule.
+func (e EgressRule) peer() networkingv1.NetworkPolicyPeer {
+	if e.CIDR == "" {
+		return networkingv1.NetworkPolicyPeer{NamespaceSelector: e.NamespaceSelector.RenderPtr(), PodSelector: e.PodSelector.RenderPtr()}
+	}
+	return networkingv1.NetworkPolicyPeer{IPBlock: IPBlock{CIDR: e.CIDR, Except: e.Except}.render()}
 }
 
 // Port is a port, a port range (EndPort) or every port of Protocol.
@@ -144,7 +155,7 @@ func (i Intent) Render() ([]networkingv1.NetworkPolicyIngressRule, []networkingv
 	}
 	for _, e := range i.AllowEgress {
 		egress = append(egress, networkingv1.NetworkPolicyEgressRule{
-			To:    []networkingv1.NetworkPolicyPeer{{IPBlock: IPBlock{CIDR: e.CIDR, Except: e.Except}.render()}},
+			To:    []networkingv1.NetworkPolicyPeer{e.peer()},
 			Ports: renderPorts(e.Ports),
 		})
 	}

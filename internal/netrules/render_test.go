@@ -54,8 +54,13 @@ func TestRulesModelRoundTrip(t *testing.T) {
 			{NamespaceSelector: &Selector{MatchExpressions: []Requirement{{Key: "k", Operator: "In", Values: []string{"a"}}}}},
 			{IPBlock: &IPBlock{CIDR: "192.0.2.0/24", Except: []string{"192.0.2.0/25"}}, Ports: []Port{{Port: "1000", EndPort: &end, Protocol: "UDP"}}},
 		},
-		AllowInternet:       true,
-		AllowEgress:         []EgressRule{{CIDR: "10.0.0.0/8", Ports: []Port{{Protocol: "SCTP"}}}},
+		AllowInternet: true,
+		AllowEgress: []EgressRule{
+			{CIDR: "10.0.0.0/8", Ports: []Port{{Protocol: "SCTP"}}},
+			{PodSelector: &Selector{MatchLabels: map[string]string{"app": "proxy"}}, Ports: []Port{{Port: "3128", Protocol: "TCP"}}},
+			{NamespaceSelector: &Selector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "models"}},
+				PodSelector: &Selector{MatchLabels: map[string]string{"app": "llm"}}},
+		},
 		BlockMetadataServer: true,
 	}
 	r, diags := Flatten(t.Context(), want)
@@ -68,5 +73,34 @@ func TestRulesModelRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestEgressToSelectorsRendersAndDecodes: an allow_egress entry with
+// selectors becomes a peer with those selectors and no ipBlock (the
+// metadata carve-out applies to IP ranges only), and Decode reads it back.
+func TestEgressToSelectorsRendersAndDecodes(t *testing.T) {
+	in := Intent{
+		Ingress: []IngressRule{},
+		AllowEgress: []EgressRule{
+			{PodSelector: &Selector{MatchLabels: map[string]string{"app": "proxy"}}, Ports: []Port{{Port: "3128", Protocol: "TCP"}}},
+			{NamespaceSelector: &Selector{MatchLabels: map[string]string{"team": "ml"}}},
+		},
+		BlockMetadataServer: true,
+	}
+	_, eg := in.Render()
+	if len(eg) != 2 || len(eg[0].To) != 1 || eg[0].To[0].IPBlock != nil || eg[0].To[0].PodSelector == nil ||
+		eg[0].To[0].PodSelector.MatchLabels["app"] != "proxy" || eg[0].To[0].NamespaceSelector != nil {
+		t.Fatalf("egress = %+v, want a pod-selector peer then a namespace-selector peer", eg)
+	}
+	if eg[1].To[0].NamespaceSelector == nil || eg[1].To[0].PodSelector != nil || len(eg[1].Ports) != 0 {
+		t.Fatalf("egress[1] = %+v", eg[1])
+	}
+	back, err := Decode(nil, eg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.AllowEgress, in.AllowEgress) || !back.BlockMetadataServer {
+		t.Errorf("decoded %+v, want %+v", back, in)
 	}
 }

@@ -64,8 +64,10 @@ func Attributes() map[string]schema.Attribute {
 		},
 		"allow_egress": schema.ListNestedAttribute{
 			Optional: true,
-			MarkdownDescription: "Further destinations the selected pods may reach, one IP range per entry. Egress not " +
-				"allowed by `allow_dns`, `allow_internet` or an entry here is denied.",
+			MarkdownDescription: "Further destinations the selected pods may reach: per entry either one IP range " +
+				"(`cidr`, `except`) or the pods chosen by `namespace_selector` and/or `pod_selector` (for example a proxy " +
+				"or a model server inside the cluster). Egress not allowed by `allow_dns`, `allow_internet` or an entry " +
+				"here is denied.",
 			NestedObject: egressObject(),
 		},
 		"block_metadata_server": schema.BoolAttribute{
@@ -159,14 +161,32 @@ func ipBlockAttribute(description string) schema.SingleNestedAttribute {
 	}
 }
 
+// egressObject is one allow_egress entry: an IP range (cidr, except) or
+// pods chosen by label (namespace_selector, pod_selector), as a
+// NetworkPolicyPeer is one or the other.
 func egressObject() schema.NestedAttributeObject {
+	selectors := []path.Expression{
+		path.MatchRelative().AtParent().AtName("namespace_selector"),
+		path.MatchRelative().AtParent().AtName("pod_selector"),
+	}
+	cidr := cidrAttribute()
+	cidr.Required, cidr.Optional = false, true
+	cidr.MarkdownDescription = "Destination IPv4 or IPv6 range in canonical form, e.g. `10.0.0.0/8` or " +
+		"`2001:db8::/32`. Either `cidr` or the selectors."
+	cidr.Validators = append(cidr.Validators, stringvalidator.ConflictsWith(selectors...))
+	except := exceptAttribute()
+	except.Validators = append(except.Validators, listvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr")))
 	return schema.NestedAttributeObject{
 		Attributes: map[string]schema.Attribute{
-			"cidr":   cidrAttribute(),
-			"except": exceptAttribute(),
-			"ports":  portsAttribute("Destination ports. Unset: every port."),
+			"cidr":   cidr,
+			"except": except,
+			"namespace_selector": SelectorAttribute("Destination namespaces (`{}`: every namespace). With " +
+				"`pod_selector`, both must match; alone, every pod of the matching namespaces may be reached."),
+			"pod_selector": SelectorAttribute("Destination pods, in the selected pods' own namespace unless " +
+				"`namespace_selector` is set."),
+			"ports": portsAttribute("Destination ports. Unset: every port."),
 		},
-		Validators: []validator.Object{exceptValidator{}, metadataValidator{}},
+		Validators: []validator.Object{exceptValidator{}, metadataValidator{}, destinationValidator{}},
 	}
 }
 
@@ -321,6 +341,33 @@ func (metadataValidator) ValidateObject(ctx context.Context, req validator.Objec
 					"set block_metadata_server = false and keep this entry narrow (one address, one port).", cidrStr))
 		}
 	}
+}
+
+// destinationValidator: an allow_egress entry names a destination, an IP
+// range or selectors. (Kubernetes reads a peer with neither as every
+// destination; allow_internet and a 0.0.0.0/0 range say that explicitly.)
+type destinationValidator struct{}
+
+func (destinationValidator) Description(context.Context) string {
+	return "one of cidr, namespace_selector or pod_selector is required"
+}
+func (v destinationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (destinationValidator) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	attrs, ok := knownAttrs(req.ConfigValue)
+	if !ok {
+		return
+	}
+	for _, k := range []string{"cidr", "namespace_selector", "pod_selector"} {
+		if v, ok := attrs[k]; ok && !v.IsNull() {
+			return // set, or unknown (then checked again at apply)
+		}
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Egress entry without a destination",
+		"Each allow_egress entry needs a destination: cidr (an IP range), or namespace_selector and/or pod_selector "+
+			"(pods in the cluster). To allow every destination, set allow_internet = true or write cidr = \"0.0.0.0/0\".")
 }
 
 // portRangeValidator: end_port needs a numeric port no greater than it.

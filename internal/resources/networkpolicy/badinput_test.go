@@ -25,6 +25,17 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("empty port", port(map[string]any{"port": ""}), "allow_egress[0].ports[0].port"),
 		pt.Refused("port range as text", port(map[string]any{"port": "8000-8080"}), "allow_egress[0].ports[0].port", `"8000-8080"`),
 		pt.Refused("two protocols", port(map[string]any{"port": "53", "protocol": "TCP/UDP"}), "allow_egress[0].ports[0].protocol", `"TCP/UDP"`),
+		// An allow_egress entry is an IP range or selectors, as a
+		// NetworkPolicyPeer is one or the other.
+		pt.Refused("range and selector in one entry", base(egress("10.0.0.0/8", map[string]any{
+			"pod_selector": map[string]any{"match_labels": map[string]any{"app": "proxy"}},
+		})), "allow_egress[0].cidr", "pod_selector"),
+		pt.Refused("except without a range", base(map[string]any{"allow_egress": []any{map[string]any{
+			"except": []any{"10.1.0.0/16"}, "pod_selector": map[string]any{"match_labels": map[string]any{"app": "proxy"}},
+		}}}), "allow_egress[0].except", "cidr"),
+		pt.Refused("entry with no destination", base(map[string]any{"allow_egress": []any{map[string]any{
+			"ports": ports(map[string]any{"port": "443"}),
+		}}}), "allow_egress[0]", "cidr"),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, networkpolicy.ResourceType, cases)
 	t.Logf("agentsandbox_network_policy: %d refused at validate (this table)", len(cases))

@@ -189,15 +189,31 @@ func TestDecodeForeignPolicies(t *testing.T) {
 		}
 	})
 
+	t.Run("egress to pods and namespaces", func(t *testing.T) {
+		// A rule with two selector peers imports as one allow_egress entry
+		// per peer, which allows exactly the same traffic.
+		s := networkingv1.NetworkPolicySpec{PolicyTypes: both, Egress: []networkingv1.NetworkPolicyEgressRule{
+			{To: []networkingv1.NetworkPolicyPeer{
+				{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "proxy"}}},
+				{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "ml"}}},
+			}, Ports: []networkingv1.NetworkPolicyPort{{Port: new(intstr.FromInt32(3128))}}},
+		}}
+		got, err := decode(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.AllowEgress) != 2 || got.AllowEgress[0].CIDR != "" || got.AllowEgress[0].PodSelector == nil ||
+			got.AllowEgress[1].NamespaceSelector == nil || len(got.AllowEgress[1].Ports) != 1 {
+			t.Errorf("allow_egress = %+v, want a pod-selector entry and a namespace-selector entry, each on port 3128", got.AllowEgress)
+		}
+	})
+
 	for _, tc := range []struct {
 		name string
 		spec networkingv1.NetworkPolicySpec
 		want string
 	}{
 		{"ingress only", networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}, "does not isolate both directions"},
-		{"egress to pods", networkingv1.NetworkPolicySpec{PolicyTypes: both, Egress: []networkingv1.NetworkPolicyEgressRule{
-			{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}},
-		}}, "egress[0].to[0] selects pods or namespaces"},
 		{"egress anywhere", networkingv1.NetworkPolicySpec{PolicyTypes: both, Egress: []networkingv1.NetworkPolicyEgressRule{{}}}, "egress[0] allows every destination"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
