@@ -8,6 +8,8 @@ ROOT=$PWD
 DEMO=$ROOT/.cache/demo
 WORK=$DEMO/quickstart
 BIN=$DEMO/bin
+MIRROR=$DEMO/mirror
+platform= # os_arch, set by release
 export TF_CLI_CONFIG_FILE=$DEMO/terraformrc
 export TF_IN_AUTOMATION=1
 # The quickstart reaches the cluster through the emulated GKE cluster only;
@@ -27,14 +29,29 @@ tf() {
 		echo "terraform $1 failed; full log: $log" >&2
 		return 1
 	fi
-	grep -E '^(Plan:|Apply complete|Destroy complete|No changes)|: (Creating|Creation complete|Modifying|Modifications complete|Destroying|Destruction complete|Still)' "$log" | sed 's/^/    /' || true
+	grep -E '^(Plan:|Apply complete|Destroy complete|No changes)|^- (Installing|Installed|Reusing|Using)|: (Creating|Creation complete|Modifying|Modifications complete|Destroying|Destruction complete|Still)' "$log" | sed 's/^/    /' || true
 }
 
 build() {
-	step "Building the provider and the demo orchestrator (Go build cache: first time ~1-2 min)"
+	step "Building the demo orchestrator (Go build cache: first time ~1-2 min)"
 	mkdir -p "$BIN"
-	go build -o "$BIN/terraform-provider-agentsandbox" .
 	go build -o "$BIN/demo" ./internal/devenv/demo/cmd/demo
+}
+
+# release builds the provider as the registry gets it (goreleaser, this
+# platform only: the zip, SHA256SUMS, the manifest; checked against the
+# registry's requirements), then makes the local filesystem mirror (packed
+# layout) and the CLI configuration that installs agentsandbox/agentsandbox
+# from it and nothing from the network.
+release() {
+	platform=$(go env GOOS)_$(go env GOARCH)
+	step "Building the release artifacts for $platform with goreleaser and checking them (make release-snapshot RELEASE_PLATFORMS=$platform; ~1-2 min)"
+	: "${GORELEASER:?run make demo (it builds goreleaser from the Go module proxy), or set GORELEASER}"
+	RELEASE_PLATFORMS=$platform RELEASE_DIST=$DEMO/dist scripts/release.sh | sed 's/^/    /'
+
+	step "Mirroring them into $MIRROR (packed layout); writing $TF_CLI_CONFIG_FILE, which installs agentsandbox/agentsandbox from there and nothing from the network"
+	rm -rf "$MIRROR"
+	.cache/bin/release mirror -dist "$DEMO/dist" -platforms "$platform" -dir "$MIRROR" -cli-config "$TF_CLI_CONFIG_FILE" | sed 's/^/    /'
 }
 
 up() {
@@ -43,6 +60,7 @@ up() {
 	# (not with the demo's CLI configuration, which is written below)
 	echo "    $(env -u TF_CLI_CONFIG_FILE terraform version | head -n1)"
 	build
+	release
 
 	step "Building the local control plane (first time ~10 min on 2 cores, then cached in .cache/localcluster)"
 	local lc
@@ -51,21 +69,35 @@ up() {
 	step "Starting the local stack in the background: control plane, stand-in controller, GKE emulator, release server"
 	"$BIN/demo" up --dir "$DEMO" --localcluster-bin "$lc"
 
-	step "Writing $TF_CLI_CONFIG_FILE (dev_overrides: terraform uses the provider just built, no terraform init)"
-	cat >"$TF_CLI_CONFIG_FILE" <<-EOT
-		provider_installation {
-		  dev_overrides {
-		    "registry.terraform.io/agentsandbox/agentsandbox" = "$BIN"
-		  }
-		  direct {}
-		}
-	EOT
-
 	step "Copying examples/quickstart to .cache/demo/quickstart, with terraform.tfvars.json pointing it at the local stack"
 	mkdir -p "$WORK"
 	rm -f "$WORK"/*.tf
 	cp examples/quickstart/*.tf "$WORK/"
 	cp "$DEMO/demo.tfvars.json" "$WORK/terraform.tfvars.json"
+
+	step "terraform init: installs the provider from the mirror and records its version and hash in .terraform.lock.hcl"
+	# A rebuilt provider (the tree changed since the last demo) keeps its
+	# version, a snapshot of the same release, but not its hash: the old lock
+	# file would refuse it, as it should refuse a changed release.
+	local zip
+	zip=$(cat "$DEMO"/dist/*.zip | sha256sum | cut -c1-64)
+	if [[ -f $WORK/.terraform.lock.hcl && $(cat "$WORK/.provider-zip.sha256" 2>/dev/null) != "$zip" ]]; then
+		echo "    the provider was rebuilt since the last make demo: dropping the lock file that records the old build"
+		rm -rf "$WORK/.terraform.lock.hcl" "$WORK/.terraform/providers"
+	fi
+	if [[ ! -f $WORK/.terraform.lock.hcl ]]; then
+		# As for any mirror: the lock file gets the package's hash from
+		# terraform providers lock (what a team does for each platform it
+		# runs on); init alone would compute it and warn that the lock file
+		# holds this platform's checksum only.
+		if ! terraform -chdir="$WORK" providers lock -fs-mirror="$MIRROR" -platform="$platform" -no-color >"$DEMO/terraform-lock.log" 2>&1; then
+			cat "$DEMO/terraform-lock.log" >&2
+			return 1
+		fi
+	fi
+	tf init
+	echo "$zip" >"$WORK/.provider-zip.sha256"
+	sed -n '/^provider "registry.terraform.io\/agentsandbox\/agentsandbox"/,/^}/p' "$WORK/.terraform.lock.hcl" | sed 's/^/    /'
 
 	step "terraform apply: gVisor node pool, controller, template, isolation policy, warm pool of 5, long-lived sandbox"
 	tf apply -auto-approve
@@ -98,11 +130,14 @@ up() {
 		  - Controller: the bundle's Deployment is installed but never runs; sandboxsim, a test-only STAND-IN for the
 		    upstream controller, reconciles the sandboxes and the warm pool.
 		  - Release assets: this repository's offline stand-ins, served from a loopback mirror.
+		  - The provider: this tree built by goreleaser as the registry gets it, installed by terraform init from a
+		    local filesystem mirror (.cache/demo/mirror), not from the registry.
 
 		Inspect:
 		  kubectl --kubeconfig $DEMO/cluster/kubeconfig get sandboxwarmpool,sandbox -A
 		  kubectl --kubeconfig $DEMO/cluster/kubeconfig get sandboxtemplate,networkpolicy,pods,svc -n default
 		  terraform -chdir=.cache/demo/quickstart plan      (with TF_CLI_CONFIG_FILE=.cache/demo/terraformrc)
+		  .cache/demo/quickstart/.terraform.lock.hcl        (the provider's version and hash, installed from .cache/demo/mirror)
 		  logs: .cache/demo/serve.log (emulator and release server), .cache/demo/terraform-*.log
 
 		Stop everything:

@@ -3,7 +3,8 @@ terraform {
 
   required_providers {
     agentsandbox = {
-      source = "agentsandbox/agentsandbox"
+      source  = "agentsandbox/agentsandbox"
+      version = "~> 0.1"
     }
   }
 }

@@ -341,7 +341,7 @@ func CLIConfig(dir string) string {
 	for _, h := range Hosts {
 		inc = append(inc, fmt.Sprintf("%q", h+"/"+Namespace+"/"+Type))
 	}
-	return fmt.Sprintf(`# Written by make demo / make release-mirror: the agentsandbox provider
+	return fmt.Sprintf(`# Written by release mirror (make demo, make testacc-matrix): the agentsandbox provider
 # comes from the local mirror of the release artifacts (packed layout); no
 # provider is downloaded from the network.
 provider_installation {

@@ -16,7 +16,8 @@ import (
 )
 
 // The examples run through the real terraform CLI with a development build
-// of the provider, as `make demo` and a user with dev_overrides run them.
+// of the provider through dev_overrides, as in a development loop (`make demo`
+// installs the release artifacts with terraform init instead).
 
 // repoRoot is the checkout this file belongs to.
 func repoRoot(t testing.TB) string {
