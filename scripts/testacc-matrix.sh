@@ -14,7 +14,10 @@
 #   controller  agentsandbox_controller's lifecycle, last (it changes the
 #             cluster-wide CRDs every other test uses)
 # Environment: MATRIX="terraform-1.5.7 tofu-1.12.6" runs only those CLIs;
-# MATRIX_PARTS="mirror module" only those parts. Results: .cache/matrix/results.tsv.
+# MATRIX_PARTS="mirror module" only those parts. MATRIX_PROVIDER=dev gives the
+# module tests a development build through dev_overrides instead of the
+# release mirror (no goreleaser; the mirror part is then not run): what CI
+# does. Results: .cache/matrix/results.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -48,7 +51,20 @@ if [[ ${1:-} != inner ]]; then
 	echo "    ready in $((SECONDS - t0)) s:"
 	sed 's/^/    /' "$OUT/clis.txt"
 
-	if [[ -z ${MATRIX_PARTS:-} || " $MATRIX_PARTS " == *" mirror "* || " $MATRIX_PARTS " == *" module "* ]]; then
+	if [[ ${MATRIX_PROVIDER:-} == dev ]]; then
+		step "the provider for dev_overrides (go build; no release artifacts, no goreleaser)"
+		mkdir -p "$OUT/devbin"
+		go build -o "$OUT/devbin/terraform-provider-agentsandbox" .
+		cat >"$OUT/dev.tfrc" <<-EOT
+			provider_installation {
+			  dev_overrides {
+			    "registry.terraform.io/agentsandbox/agentsandbox" = "$OUT/devbin"
+			    "registry.opentofu.org/agentsandbox/agentsandbox" = "$OUT/devbin"
+			  }
+			  direct {}
+			}
+		EOT
+	elif [[ -z ${MATRIX_PARTS:-} || " $MATRIX_PARTS " == *" mirror "* || " $MATRIX_PARTS " == *" module "* ]]; then
 		platform=$(go env GOOS)_$(go env GOARCH)
 		step "release artifacts for $platform (goreleaser, checked)"
 		: "${GORELEASER:?run make testacc-matrix (it builds goreleaser), or set GORELEASER}"
@@ -114,15 +130,23 @@ RESOURCE_RUN='^TestAcc(NetworkPolicy|Sandbox|SandboxClaim|SandboxTemplate|WarmPo
 CONTROLLER_RUN='^TestAccController_(import|upgradeV05ToV10)$'
 
 # module_test CLI_PATH: the module's own tests, in a copy of it, with the
-# provider installed from the release mirror as a user's CI would.
+# provider installed from the release mirror as a user's CI would (or, with
+# MATRIX_PROVIDER=dev, a development build: no init for the provider, which
+# dev_overrides serves; get installs the tests' fixture modules).
 module_test() (
 	bin=$1
 	dir=$(mktemp -d)
 	trap 'rm -rf "$dir"' EXIT
 	cp -r examples/modules/agent-sandbox-platform "$dir/module"
 	cd "$dir/module" || exit 1
-	export TF_CLI_CONFIG_FILE=$OUT/mirror.tfrc HOME=$dir
-	"$bin" init -input=false -no-color || exit 1
+	export HOME=$dir
+	if [[ ${MATRIX_PROVIDER:-} == dev ]]; then
+		export TF_CLI_CONFIG_FILE=$OUT/dev.tfrc
+		"$bin" get -no-color || exit 1
+	else
+		export TF_CLI_CONFIG_FILE=$OUT/mirror.tfrc
+		"$bin" init -input=false -no-color || exit 1
+	fi
 	"$bin" test -no-color -verbose
 )
 
@@ -130,7 +154,7 @@ step "mirror, resources and module tests under each CLI"
 for i in "${!labels[@]}"; do
 	label=${labels[$i]} bin=${paths[$i]}
 	mapfile -t env < <(tfenv "$bin")
-	if wants mirror; then
+	if wants mirror && [[ ${MATRIX_PROVIDER:-} != dev ]]; then
 		record "$label" mirror env "${env[@]}" AGENTSANDBOX_RELEASE_DIST="$OUT/dist" \
 			go test -count=1 -v -run '^TestAccInitFromMirror$' ./internal/devenv/release/
 	fi
