@@ -176,6 +176,7 @@ func deleteFaults() []*fp.Rule {
 // again is safe, and the next apply converges; no object is made twice
 // (each keeps its uid from creation to destruction) and none is left over.
 func TestAccFaults_lifecycle(t *testing.T) {
+	t.Parallel()
 	acctest.PreCheck(t)
 	ns := acctest.Namespace(t)
 	client = acctest.Dynamic(t)
