@@ -24,7 +24,7 @@ func stillAbsent(ref acctest.ObjectRef) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 			if _, err := acctest.GetObject(context.Background(), ref); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s: want not found, got %v", ref, err)
+				return fmt.Errorf("%s: want not found, got %w", ref, err)
 			}
 		}
 		return nil
@@ -99,7 +99,7 @@ func stillPresent(ref acctest.ObjectRef) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 			if _, err := acctest.GetObject(context.Background(), ref); err != nil {
-				return fmt.Errorf("%s: want it kept, got %v", ref, err)
+				return fmt.Errorf("%s: want it kept, got %w", ref, err)
 			}
 		}
 		return nil

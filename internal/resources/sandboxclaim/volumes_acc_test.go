@@ -85,9 +85,9 @@ func TestAccSandboxClaim_volumeClaimTemplates(t *testing.T) {
 			},
 		},
 		resource.TestStep{
-			ResourceName:            address,
-			ImportState:             true,
-			ImportStateVerify:       true,
+			ResourceName:      address,
+			ImportState:       true,
+			ImportStateVerify: true,
 			// Not waited for: sandbox_name was still empty when the apply
 			// returned, and an import cannot know wait_for_ready.
 			ImportStateVerifyIgnore: []string{"timeouts", "wait_for_ready", "sandbox_name"},

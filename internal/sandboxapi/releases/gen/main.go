@@ -62,8 +62,11 @@ func read(version string) (*Fields, error) {
 		return nil, fmt.Errorf("go mod download: %w", err)
 	}
 	var mod struct{ Dir string }
-	if err := json.Unmarshal(stdout.Bytes(), &mod); err != nil || mod.Dir == "" {
-		return nil, fmt.Errorf("go mod download printed no module directory: %v", err)
+	if err := json.Unmarshal(stdout.Bytes(), &mod); err != nil {
+		return nil, fmt.Errorf("reading go mod download's answer: %w", err)
+	}
+	if mod.Dir == "" {
+		return nil, fmt.Errorf("go mod download printed no module directory: %s", stdout.String())
 	}
 	file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(mod.Dir, "core", "v1", "types.go"), nil, parser.SkipObjectResolution)
 	if err != nil {
@@ -76,7 +79,10 @@ func read(version string) (*Fields, error) {
 			continue
 		}
 		for _, s := range g.Specs {
-			ts := s.(*ast.TypeSpec)
+			ts, ok := s.(*ast.TypeSpec)
+			if !ok {
+				continue
+			}
 			if st, ok := ts.Type.(*ast.StructType); ok {
 				structs[ts.Name.Name] = st
 			}
