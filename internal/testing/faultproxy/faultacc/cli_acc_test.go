@@ -67,10 +67,10 @@ func TestAccConcurrency_200ObjectsParallelism30(t *testing.T) {
 	acctest.PreCheck(t)
 	ns := acctest.Namespace(t)
 	const n = 200
-	w := newTFWork(t)
+	w := acctest.NewTFWork(t)
 	logPath := filepath.Join(t.TempDir(), "provider.log")
-	w.env = append(w.env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_PATH="+logPath)
-	w.write(header() + fmt.Sprintf(`
+	w.Env = append(w.Env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_PATH="+logPath)
+	w.Write(header() + fmt.Sprintf(`
 resource "agentsandbox_network_policy" "p" {
   count        = %d
   name         = "p-${count.index}"
@@ -83,7 +83,7 @@ resource "agentsandbox_network_policy" "p" {
 	surfaced := regexp.MustCompile(`\b(409|429)\b|Too Many Requests|Conflict|already exists`)
 
 	begin := time.Now()
-	out, code := w.run("apply", "-auto-approve", "-input=false", "-parallelism=30")
+	out, code := w.Run("apply", "-auto-approve", "-input=false", "-parallelism=30")
 	applied := time.Since(begin)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("Apply complete! Resources: %d added", n)) {
 		t.Fatalf("apply exited %d:\n%s", code, tail(out, 4000))
@@ -96,11 +96,11 @@ resource "agentsandbox_network_policy" "p" {
 	if err != nil || len(list.Items) != n {
 		t.Fatalf("policies in the cluster: %d (%v), want %d", len(list.Items), err, n)
 	}
-	if out, code := w.run("plan", "-input=false", "-detailed-exitcode", "-parallelism=30"); code != 0 {
+	if out, code := w.Run("plan", "-input=false", "-detailed-exitcode", "-parallelism=30"); code != 0 {
 		t.Fatalf("the plan after the apply is not empty (exit %d):\n%s", code, tail(out, 4000))
 	}
 	begin = time.Now()
-	if out, code := w.run("destroy", "-auto-approve", "-input=false", "-parallelism=30"); code != 0 || surfaced.MatchString(out) {
+	if out, code := w.Run("destroy", "-auto-approve", "-input=false", "-parallelism=30"); code != 0 || surfaced.MatchString(out) {
 		t.Fatalf("destroy exited %d:\n%s", code, tail(out, 4000))
 	}
 	destroyed := time.Since(begin)
@@ -158,7 +158,7 @@ resource "agentsandbox_warm_pool" "pool" {
 // empty, nothing left over after the destroy.
 func TestAccInterrupt_warmPoolCreate(t *testing.T) {
 	t.Parallel()
-	interruptPoolCreate(t, func(p *tfProc) bool { return p.interrupt(20 * time.Second) })
+	interruptPoolCreate(t, func(p *acctest.TFProc) bool { return p.Interrupt(20 * time.Second) })
 }
 
 // TestAccInterrupt_warmPoolCreateKilled: the same, but terraform is killed
@@ -168,20 +168,20 @@ func TestAccInterrupt_warmPoolCreate(t *testing.T) {
 // after those imports the apply converges. Nothing is duplicated or lost.
 func TestAccInterrupt_warmPoolCreateKilled(t *testing.T) {
 	t.Parallel()
-	interruptPoolCreate(t, func(p *tfProc) bool { _ = p.cmd.Process.Kill(); return true })
+	interruptPoolCreate(t, func(p *acctest.TFProc) bool { p.Kill(); return true })
 }
 
 var importHint = regexp.MustCompile(`terraform import (agentsandbox_[a-z_]+)\.<name> (\S+)`)
 
-func interruptPoolCreate(t *testing.T, interrupt func(*tfProc) bool) {
+func interruptPoolCreate(t *testing.T, interrupt func(*acctest.TFProc) bool) {
 	acctest.PreCheck(t)
 	ns := acctest.Namespace(t)
-	w := newTFWork(t)
-	w.write(poolConfig(ns, true))
+	w := acctest.NewTFWork(t)
+	w.Write(poolConfig(ns, true))
 	dyn := acctest.Dynamic(t)
 	pools := dyn.Resource(warmpool.Kind.GVR).Namespace(ns)
 
-	p := w.start("apply", "-auto-approve", "-input=false")
+	p := w.Start("apply", "-auto-approve", "-input=false")
 	acctest.WaitFor(t, 3*time.Minute, "the warm pool to be created", func(ctx context.Context) (bool, string, error) {
 		l, err := pools.List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -191,15 +191,15 @@ func interruptPoolCreate(t *testing.T, interrupt func(*tfProc) bool) {
 	})
 	time.Sleep(2 * time.Second) // well inside the wait for readiness
 	killed := interrupt(p)
-	out, code := p.wait()
+	out, code := p.Wait()
 	if code == 0 {
 		t.Fatalf("the interrupted apply succeeded:\n%s", tail(out, 3000))
 	}
 	t.Logf("interrupted apply: exit %d, killed: %v", code, killed)
 
 	// The cause is fixed (a node the pods fit on) and apply runs again.
-	w.write(poolConfig(ns, false))
-	out, code = w.run("apply", "-auto-approve", "-input=false")
+	w.Write(poolConfig(ns, false))
+	out, code = w.Run("apply", "-auto-approve", "-input=false")
 	if code != 0 && killed {
 		// Objects created in the moment of the kill are not in the state:
 		// the apply names each with its import command.
@@ -210,12 +210,12 @@ func interruptPoolCreate(t *testing.T, interrupt func(*tfProc) bool) {
 		addr := map[string]string{"agentsandbox_warm_pool": "agentsandbox_warm_pool.pool",
 			"agentsandbox_sandbox_template": "agentsandbox_sandbox_template.python"}
 		for _, h := range hints {
-			if o, c := w.run("import", "-input=false", addr[h[1]], h[2]); c != 0 {
+			if o, c := w.Run("import", "-input=false", addr[h[1]], h[2]); c != 0 {
 				t.Fatalf("import %s %s exited %d:\n%s", addr[h[1]], h[2], c, tail(o, 3000))
 			}
 			t.Logf("imported %s %s as the error said", addr[h[1]], h[2])
 		}
-		out, code = w.run("apply", "-auto-approve", "-input=false")
+		out, code = w.Run("apply", "-auto-approve", "-input=false")
 	}
 	if code != 0 {
 		t.Fatalf("the apply after the interruption exited %d:\n%s", code, tail(out, 6000))
@@ -223,7 +223,7 @@ func interruptPoolCreate(t *testing.T, interrupt func(*tfProc) bool) {
 	if m := regexp.MustCompile(`Apply complete! Resources: [^\n]*`).FindString(out); m != "" {
 		t.Logf("converged: %s", m)
 	}
-	if out, code := w.run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
+	if out, code := w.Run("plan", "-input=false", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("the plan after it is not empty (exit %d):\n%s", code, tail(out, 3000))
 	}
 	l, err := pools.List(context.Background(), metav1.ListOptions{})
@@ -234,7 +234,7 @@ func interruptPoolCreate(t *testing.T, interrupt func(*tfProc) bool) {
 	if err != nil || len(tl.Items) != 1 {
 		t.Fatalf("templates after convergence: %v (%v), want exactly python", names(tl.Items), err)
 	}
-	if out, code := w.run("destroy", "-auto-approve", "-input=false"); code != 0 {
+	if out, code := w.Run("destroy", "-auto-approve", "-input=false"); code != 0 {
 		t.Fatalf("destroy exited %d:\n%s", code, tail(out, 3000))
 	}
 	l, _ = pools.List(context.Background(), metav1.ListOptions{})

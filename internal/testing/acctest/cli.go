@@ -1,4 +1,4 @@
-package faultacc_test
+package acctest
 
 import (
 	"bytes"
@@ -6,30 +6,31 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// The interruption and concurrency tests drive the terraform binary
-// themselves (terraform-plugin-testing can neither send signals nor pass
-// -parallelism), with a development build of the provider named in a
-// dev_overrides CLI configuration, as exampletest does for the examples.
+// Tests that terraform-plugin-testing cannot express (signals, -parallelism)
+// drive the terraform binary themselves, with a development build of the
+// provider named in a dev_overrides CLI configuration, as exampletest does
+// for the examples.
 
-// tfWork is one working directory run with the terraform CLI.
-type tfWork struct {
+// TFWork is one working directory run with the terraform CLI.
+type TFWork struct {
 	t   *testing.T
 	bin string
 	dir string
-	env []string
+	// Env is the environment of every command; tests may append to it
+	// (TF_LOG_PROVIDER, TF_LOG_PATH).
+	Env []string
 }
 
-// newTFWork builds the provider into a directory of t and returns a working
+// NewTFWork builds the provider into a directory of t and returns a working
 // directory whose terraform runs use it through dev_overrides, with a clean
 // environment (nothing of the machine's KUBECONFIG or KUBE_*).
-func newTFWork(t *testing.T) *tfWork {
+func NewTFWork(t *testing.T) *TFWork {
 	t.Helper()
 	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if bin == "" {
@@ -41,7 +42,7 @@ func newTFWork(t *testing.T) *tfWork {
 	}
 	plugins := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(plugins, "terraform-provider-agentsandbox"), ".")
-	build.Dir = repoRoot(t)
+	build.Dir = RepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -57,7 +58,7 @@ func newTFWork(t *testing.T) *tfWork {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	return &tfWork{t: t, bin: bin, dir: t.TempDir(), env: []string{
+	return &TFWork{t: t, bin: bin, dir: t.TempDir(), Env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TF_CLI_CONFIG_FILE=" + rc,
@@ -66,50 +67,42 @@ func newTFWork(t *testing.T) *tfWork {
 	}}
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the repository")
-	}
-	// internal/testing/faultproxy/faultacc/cli_test.go
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..")
-}
-
-// write replaces the configuration.
-func (w *tfWork) write(config string) {
+// Write replaces the configuration.
+func (w *TFWork) Write(config string) {
 	w.t.Helper()
 	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(config), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-// run runs terraform to the end and returns its output and exit status.
-func (w *tfWork) run(args ...string) (string, int) {
+// Run runs terraform to the end and returns its output and exit status.
+func (w *TFWork) Run(args ...string) (string, int) {
 	w.t.Helper()
-	p := w.start(args...)
-	return p.wait()
+	p := w.Start(args...)
+	return p.Wait()
 }
 
-// tfProc is a terraform command running in the background.
-type tfProc struct {
+// TFProc is a terraform command running in the background.
+type TFProc struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
 	err  error
 }
 
-func (w *tfWork) start(args ...string) *tfProc {
+// Start starts terraform in the background; the test's cleanup kills it if
+// it is still running.
+func (w *TFWork) Start(args ...string) *TFProc {
 	w.t.Helper()
 	cmd := exec.Command(w.bin, append(args, "-no-color")...)
 	cmd.Dir = w.dir
-	cmd.Env = w.env
+	cmd.Env = w.Env
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	p := &tfProc{cmd: cmd, out: out, done: make(chan struct{})}
+	p := &TFProc{cmd: cmd, out: out, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
 	w.t.Cleanup(func() {
 		// Never leave a terraform (or its provider) running.
@@ -123,16 +116,16 @@ func (w *tfWork) start(args ...string) *tfProc {
 	return p
 }
 
-// wait waits for the command and returns its output and exit status
+// Wait waits for the command and returns its output and exit status
 // (-1 when a signal ended it).
-func (p *tfProc) wait() (string, int) {
+func (p *TFProc) Wait() (string, int) {
 	<-p.done
 	return p.out.String(), p.cmd.ProcessState.ExitCode()
 }
 
-// interrupt sends SIGINT, as Ctrl-C does, then SIGKILL if terraform has
+// Interrupt sends SIGINT, as Ctrl-C does, then SIGKILL if terraform has
 // not exited after grace. It reports whether SIGKILL was needed.
-func (p *tfProc) interrupt(grace time.Duration) bool {
+func (p *TFProc) Interrupt(grace time.Duration) bool {
 	_ = p.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-p.done:
@@ -142,6 +135,12 @@ func (p *tfProc) interrupt(grace time.Duration) bool {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 	return true
+}
+
+// Kill sends SIGKILL (a lost CI runner) and waits for the exit.
+func (p *TFProc) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }
 
 type syncBuffer struct {
