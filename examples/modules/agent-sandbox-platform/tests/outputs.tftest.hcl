@@ -86,6 +86,18 @@ run "apply_one_team" {
   }
 }
 
+# The first apply's pool, kept for resize_kept_the_pool (under OpenTofu,
+# run.apply_one_team is gone once the module is applied again).
+run "first_pool" {
+  module {
+    source = "./tests/fixtures/remember"
+  }
+
+  variables {
+    value = [run.apply_one_team.warm_pool_name, run.apply_one_team.warm_pool_selector]
+  }
+}
+
 # The pool follows pool_size in place: same objects, new size.
 run "resize_pool" {
   variables {
@@ -93,7 +105,27 @@ run "resize_pool" {
   }
 
   assert {
-    condition     = output.ready_replicas == 3 && output.warm_pool_name == run.apply_one_team.warm_pool_name
-    error_message = "after resizing: ready_replicas ${output.ready_replicas}, pool ${output.warm_pool_name}"
+    condition     = output.ready_replicas == 3
+    error_message = "after resizing: ready_replicas ${output.ready_replicas}, want 3"
+  }
+}
+
+# The resize kept the pool: its name and selector are those of the first
+# apply (compared in a fixture: OpenTofu's assertions cannot read run.*).
+run "resize_kept_the_pool" {
+  command = plan
+
+  module {
+    source = "./tests/fixtures/compare"
+  }
+
+  variables {
+    before = run.first_pool.value
+    after  = [run.resize_pool.warm_pool_name, run.resize_pool.warm_pool_selector]
+  }
+
+  assert {
+    condition     = var.before == var.after
+    error_message = "the pool changed: ${jsonencode(var.before)} before, ${jsonencode(var.after)} after resizing"
   }
 }
