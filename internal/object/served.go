@@ -31,7 +31,8 @@ func (s servedGroup) has(version string) bool { return slices.Contains(s.Version
 // It is only ever called on the error path, after a request for the kind
 // failed because the resource is not served: refreshes and applies that
 // work never pay for discovery (the design promises one GET per object),
-// and a plan never contacts the cluster at all.
+// and a plan never runs discovery (its only reads are the lookups of
+// lookup.go).
 func discoverGroup(ctx context.Context, c *kube.Client, group string) servedGroup {
 	cs, err := c.Clientset()
 	if err != nil {
