@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -37,8 +38,19 @@ import (
 
 // maxExclusiveAttempts bounds the retries when the object changes between
 // reading its managed fields and rewriting them (a 409 on the
-// resourceVersion precondition).
-const maxExclusiveAttempts = 3
+// resourceVersion precondition). A controller typically answers the very
+// apply that repairs drift (say, operatingMode set back to Running) with a
+// burst of its own writes, each a new resourceVersion; three attempts in a
+// row without a pause all lost that race on a loaded CI machine, so the
+// attempts are spaced by exclusiveBackoff.
+const maxExclusiveAttempts = 10
+
+// exclusiveBackoff is the pause after the attempt-th lost race: 50 ms
+// doubling up to 1 s (about 5 s over all attempts).
+func exclusiveBackoff(attempt int) time.Duration {
+	d := 50 * time.Millisecond << min(attempt-1, 5)
+	return min(d, time.Second)
+}
 
 // ApplyExclusive server-side applies obj like Apply (with wo) and then makes sure
 // that, below the given top-level fields (for example "spec"), the object
@@ -69,11 +81,15 @@ func (k Kind) ApplyExclusive(ctx context.Context, meta *conn.Meta, obj *unstruct
 			return live, diags
 		}
 		if attempt > maxExclusiveAttempts {
-			diags.AddWarning(fmt.Sprintf("Fields set by others remain on %s", ref),
-				fmt.Sprintf("These fields were added by other field managers and could not be removed, because the "+
-					"object kept changing while the provider took them over:\n\n%s\n\nApply again once whatever keeps "+
-					"writing them has stopped.", describeStray(stray)))
-			return live, diags
+			// An error, not a warning: returning the object with these
+			// fields would contradict the plan, and Terraform would report
+			// that as a provider bug instead of saying what happened.
+			diags.AddError(fmt.Sprintf("Fields set by others remain on %s", ref),
+				fmt.Sprintf("The configuration was applied, but these fields, added by other field managers, could not be "+
+					"removed, because the object kept changing while the provider took them over (%d attempts):\n\n%s\n\n"+
+					"Running terraform apply again is safe and retries the removal; if it keeps failing, find what keeps "+
+					"writing the object (kubectl get --show-managed-fields).", maxExclusiveAttempts, describeStray(stray)))
+			return nil, diags
 		}
 		tflog.Info(ctx, "removing fields other field managers added to a part of the object the configuration declares in full",
 			map[string]any{"object": ref.String(), "fields": describeStray(stray)})
@@ -99,9 +115,19 @@ func (k Kind) ApplyExclusive(ctx context.Context, meta *conn.Meta, obj *unstruct
 			diags.Append(kube.Diagnostics(err, "patch", ref)...)
 			return nil, diags
 		}
+		if err != nil {
+			// Someone wrote the object since it was read: let the burst
+			// pass before reading it again.
+			select {
+			case <-time.After(exclusiveBackoff(attempt)):
+			case <-ctx.Done():
+				diags.AddError(fmt.Sprintf("Cannot take over fields of %s", ref), ctx.Err().Error())
+				return nil, diags
+			}
+		}
 		// After a conflict the next apply simply starts over from the
 		// current object; after success it prunes the fields now ours.
-		live, d = k.Apply(ctx, meta, obj)
+		live, d = k.Apply(ctx, meta, obj, wo)
 		diags.Append(d...)
 		if diags.HasError() {
 			return nil, diags
