@@ -457,7 +457,8 @@ resource "agentsandbox_sandbox" "test" {
 }
 
 // TestAccSandbox_badInput runs bad configurations through the terraform
-// CLI: they fail at plan, before any request. Terraform 1.11 shows the
+// CLI: they fail at plan, with nothing written (the only requests are the
+// plan-time lookups' GETs). Terraform 1.11 shows the
 // resource's line for a path into a list of nested attributes, so the
 // detail must quote the offending value (the exact attribute paths are
 // checked in TestBadInputFailsAtPlanWithItsPath).
@@ -468,5 +469,10 @@ func TestAccSandbox_badInput(t *testing.T) {
 		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  shutdown_time = "next tuesday"`), Error: `(?s)"next tuesday".*RFC 3339`},
 		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  operating_mode = "Paused"`), Error: `(?s)operating_mode.*"Paused"`},
 		acctest.BadConfig{Config: sandboxConfig(ns, "bad", `  shutdown_time = "2001-01-01T00:00:00Z"`), Error: `(?s)Shutdown time in the past.*"2001-01-01T00:00:00Z"`},
+		// Looked up at plan (one GET, nothing written): the API server
+		// would accept it and no pod would ever start.
+		acctest.BadConfig{Config: strings.Replace(sandboxConfig(ns, "bad", ""), "  pod_template = {\n",
+			"  pod_template = {\n    runtime_class_name = \"kata-missing\"\n", 1),
+			Error: `(?s)RuntimeClass not found.*runtime_class_name.*no\s+RuntimeClass\s+"kata-missing"`},
 	)...))
 }

@@ -172,3 +172,23 @@ func newState() *terraform.State {
 		Resources: map[string]*terraform.ResourceState{},
 	}}}
 }
+
+// TestPlanLookupRoutes: RefusedAtPlan lets through the GETs of the
+// plan-time lookups and nothing else (no write, no other read).
+func TestPlanLookupRoutes(t *testing.T) {
+	for route, want := range map[string]bool{
+		"GET /api/v1/namespaces/{name}":                                                                  true,
+		"GET /apis/node.k8s.io/v1/runtimeclasses/{name}":                                                 true,
+		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates/{name}":    true,
+		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}":    true,
+		"PATCH /api/v1/namespaces/{name}":                                                                false,
+		"POST /apis/node.k8s.io/v1/runtimeclasses":                                                       false,
+		"GET /apis/agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxes/{name}":                      false,
+		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates":           false,
+		"DELETE /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}": false,
+	} {
+		if got := planLookup.MatchString(route); got != want {
+			t.Errorf("planLookup(%q) = %v, want %v", route, got, want)
+		}
+	}
+}
