@@ -473,6 +473,6 @@ func TestAccSandbox_badInput(t *testing.T) {
 		// would accept it and no pod would ever start.
 		acctest.BadConfig{Config: strings.Replace(sandboxConfig(ns, "bad", ""), "  pod_template = {\n",
 			"  pod_template = {\n    runtime_class_name = \"kata-missing\"\n", 1),
-			Error: `(?s)RuntimeClass not found.*runtime_class_name.*no\s+RuntimeClass\s+"kata-missing"`},
+			Error: `(?s)RuntimeClass not found.*no\s+RuntimeClass\s+"kata-missing".*runtime_class_name`},
 	)...))
 }
