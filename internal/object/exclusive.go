@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -42,15 +41,8 @@ import (
 // apply that repairs drift (say, operatingMode set back to Running) with a
 // burst of its own writes, each a new resourceVersion; three attempts in a
 // row without a pause all lost that race on a loaded CI machine, so the
-// attempts are spaced by exclusiveBackoff.
+// attempts are spaced by kube.ConflictBackoff.
 const maxExclusiveAttempts = 10
-
-// exclusiveBackoff is the pause after the attempt-th lost race: 50 ms
-// doubling up to 1 s (about 5 s over all attempts).
-func exclusiveBackoff(attempt int) time.Duration {
-	d := 50 * time.Millisecond << min(attempt-1, 5)
-	return min(d, time.Second)
-}
 
 // ApplyExclusive server-side applies obj like Apply (with wo) and then makes sure
 // that, below the given top-level fields (for example "spec"), the object
@@ -118,10 +110,8 @@ func (k Kind) ApplyExclusive(ctx context.Context, meta *conn.Meta, obj *unstruct
 		if err != nil {
 			// Someone wrote the object since it was read: let the burst
 			// pass before reading it again.
-			select {
-			case <-time.After(exclusiveBackoff(attempt)):
-			case <-ctx.Done():
-				diags.AddError(fmt.Sprintf("Cannot take over fields of %s", ref), ctx.Err().Error())
+			if err := kube.ConflictBackoff(ctx, attempt); err != nil {
+				diags.AddError(fmt.Sprintf("Cannot take over fields of %s", ref), err.Error())
 				return nil, diags
 			}
 		}

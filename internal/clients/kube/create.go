@@ -56,8 +56,27 @@ import (
 // apply of the object layer, repairs that (it costs nothing otherwise).
 
 // maxOwnershipAttempts bounds the managedFields rewrite when the object
-// changes between reading and patching it (a controller reconciling it).
-const maxOwnershipAttempts = 4
+// keeps changing under it (a 409 on the resourceVersion precondition): a
+// controller typically answers a create with a burst of its own writes, so
+// the attempts are spaced by ConflictBackoff.
+const maxOwnershipAttempts = 10
+
+// ConflictBackoff waits before the next attempt of a read-modify-write
+// that lost the resourceVersion race for the attempt-th time: 50 ms,
+// doubling up to 1 s (about 5 s over ten attempts), or until ctx ends.
+// Back-to-back retries lose again and again against a controller that is
+// writing the same object at that moment (seen on a loaded CI machine).
+func ConflictBackoff(ctx context.Context, attempt int) error {
+	d := min(50*time.Millisecond<<min(max(attempt-1, 0), 5), time.Second)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // PartialCreateError says the object was created (step 1) but a later step
 // failed. Object is what the server returned for the create.
@@ -346,6 +365,9 @@ func (c *Client) rewriteManagedFields(ctx context.Context, gvr schema.GroupVersi
 			return nil, err
 		case attempt >= maxOwnershipAttempts:
 			return nil, fmt.Errorf("the object kept changing while its managed fields were rewritten (%d attempts): %w", attempt, err)
+		}
+		if err := ConflictBackoff(ctx, attempt); err != nil {
+			return nil, err
 		}
 		if live, err = c.Get(ctx, gvr, live.GetNamespace(), live.GetName()); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -186,5 +187,24 @@ func TestSplitUpdateEntry_createToken(t *testing.T) {
 	}
 	if !hasUpdateEntry([]metav1.ManagedFieldsEntry{apply, token}, "agentsandbox") || hasUpdateEntry([]metav1.ManagedFieldsEntry{apply, other}, "agentsandbox") {
 		t.Fatal("hasUpdateEntry must see a create token's entry and only it")
+	}
+}
+
+func TestConflictBackoff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	if err := ConflictBackoff(ctx, 1); err != nil {
+		t.Fatalf("first backoff: %v", err)
+	}
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Errorf("the first backoff waited %s, want at least 50ms", waited)
+	}
+	cancel()
+	start = time.Now()
+	if err := ConflictBackoff(ctx, 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("backoff with an ended context: %v, want context.Canceled", err)
+	}
+	if waited := time.Since(start); waited > 500*time.Millisecond {
+		t.Errorf("backoff with an ended context waited %s", waited)
 	}
 }
