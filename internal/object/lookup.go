@@ -190,3 +190,22 @@ func NamespaceReference(kind string, value, prior types.String) Reference {
 			"namespace (kubectl create namespace %s) or correct namespace.", ns, kind, ns),
 	}
 }
+
+// CheckNamespacedReference is the plan-time check of a namespaced resource
+// that names another object in its namespace: on create, the namespace
+// (NamespaceReference; when it is absent nothing can be in it, so ref is
+// not looked up), then ref itself, built for the namespace once it is known.
+func CheckNamespacedReference(ctx context.Context, meta *conn.Meta, kind string, namespace types.String, creating bool,
+	ref func(namespace string) Reference) diag.Diagnostics {
+	var refs []Reference
+	if creating {
+		refs = append(refs, NamespaceReference(kind, namespace, types.StringNull()))
+		if Lookup(ctx, meta, NamespaceGVR, "", namespace.ValueString()) == PresenceAbsent {
+			return CheckReferences(ctx, meta, refs...)
+		}
+	}
+	if !namespace.IsUnknown() {
+		refs = append(refs, ref(namespace.ValueString()))
+	}
+	return CheckReferences(ctx, meta, refs...)
+}

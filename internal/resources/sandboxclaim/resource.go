@@ -338,16 +338,9 @@ func wantPodMetadata(obj, prior *unstructured.Unstructured) podMetadataWant {
 // agentsandbox_warm_pool of the same configuration (its name is known
 // while planning, so a plan cannot tell it from a mistyped one).
 func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, prior types.String, creating bool) diag.Diagnostics {
-	var refs []object.Reference
-	if creating {
-		refs = append(refs, object.NamespaceReference("claim", plan.Namespace, types.StringNull()))
-		if object.Lookup(ctx, meta, object.NamespaceGVR, "", plan.Namespace.ValueString()) == object.PresenceAbsent {
-			return object.CheckReferences(ctx, meta, refs...) // nothing can be in it yet
-		}
-	}
-	if !plan.Namespace.IsUnknown() {
-		ns, name := plan.Namespace.ValueString(), plan.WarmPool.ValueString()
-		refs = append(refs, object.Reference{
+	return object.CheckNamespacedReference(ctx, meta, "claim", plan.Namespace, creating, func(ns string) object.Reference {
+		name := plan.WarmPool.ValueString()
+		return object.Reference{
 			Attr: path.Root("warm_pool"), Value: plan.WarmPool, Prior: prior,
 			GVR: extv1beta1.SandboxWarmPoolGVR, Namespace: ns, Severity: object.Warn,
 			Summary: "Warm pool not found",
@@ -355,7 +348,6 @@ func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, pr
 				"configuration creates it (warm_pool = agentsandbox_warm_pool.<name>.name), ignore this warning: Terraform "+
 				"creates it first. Otherwise correct warm_pool: the controller creates no sandbox for a claim whose pool does "+
 				"not exist.", name, ns),
-		})
-	}
-	return object.CheckReferences(ctx, meta, refs...)
+		}
+	})
 }

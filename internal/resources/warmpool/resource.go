@@ -162,16 +162,9 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 // agentsandbox_sandbox_template of the same configuration (its name is
 // known while planning, so a plan cannot tell it from a mistyped one).
 func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, prior types.String, creating bool) diag.Diagnostics {
-	var refs []object.Reference
-	if creating {
-		refs = append(refs, object.NamespaceReference("warm pool", plan.Namespace, types.StringNull()))
-		if object.Lookup(ctx, meta, object.NamespaceGVR, "", plan.Namespace.ValueString()) == object.PresenceAbsent {
-			return object.CheckReferences(ctx, meta, refs...) // nothing can be in it yet
-		}
-	}
-	if !plan.Namespace.IsUnknown() {
-		ns, name := plan.Namespace.ValueString(), plan.Template.ValueString()
-		refs = append(refs, object.Reference{
+	return object.CheckNamespacedReference(ctx, meta, "warm pool", plan.Namespace, creating, func(ns string) object.Reference {
+		name := plan.Template.ValueString()
+		return object.Reference{
 			Attr: path.Root("template"), Value: plan.Template, Prior: prior,
 			GVR: extv1beta1.SandboxTemplateGVR, Namespace: ns, Severity: object.Warn,
 			Summary: "Sandbox template not found",
@@ -179,9 +172,8 @@ func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, pr
 				"this configuration creates it (template = agentsandbox_sandbox_template.<name>.name), ignore this warning: "+
 				"Terraform creates it first. Otherwise correct template: the apply refuses to write a pool whose template "+
 				"does not exist, since the controller could create no sandbox for it.", name, ns),
-		})
-	}
-	return object.CheckReferences(ctx, meta, refs...)
+		}
+	})
 }
 
 // check runs before the pool is written. The template must exist (on
