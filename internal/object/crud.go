@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
@@ -33,6 +34,17 @@ func (k Kind) New() *unstructured.Unstructured {
 	u.SetAPIVersion(k.GVR.GroupVersion().String())
 	u.SetKind(k.Kind)
 	return u
+}
+
+// Decode reads a live object of kind k into its API type T. The CRD's
+// schema guarantees the shape; an error means a server that does not hold to
+// it, and names the object.
+func Decode[T any](k Kind, live *unstructured.Unstructured) (*T, error) {
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, out); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", k.Ref(live.GetNamespace(), live.GetName()), err)
+	}
+	return out, nil
 }
 
 // Create writes obj, refusing to take over an object that already exists:

@@ -12,6 +12,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -94,7 +95,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 // flattenDataSource fills m from the live sandbox, its conditions included.
 func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
 	var diags, d diag.Diagnostics
-	sb, err := parse(live)
+	sb, err := object.Decode[agentsv1beta1.Sandbox](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the Sandbox", err.Error())
 		return diags

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
@@ -68,22 +67,13 @@ func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, d
 	return obj, diags
 }
 
-// parse reads a live Sandbox into the typed struct.
-func parse(live *unstructured.Unstructured) (*agentsv1beta1.Sandbox, error) {
-	var sb agentsv1beta1.Sandbox
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &sb); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", Kind.Ref(live.GetNamespace(), live.GetName()), err)
-	}
-	return &sb, nil
-}
-
 // refresh brings m in line with the live sandbox: identity and managed
 // metadata, the spec (keeping the prior spelling where the value is the
 // same) and the status.
 func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstructured, fieldManager string) diag.Diagnostics {
 	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
 	m.Metadata = md
-	sb, err := parse(live)
+	sb, err := object.Decode[agentsv1beta1.Sandbox](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the Sandbox", err.Error())
 		return diags

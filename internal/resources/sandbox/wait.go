@@ -35,7 +35,7 @@ func goal(mode string) agentsv1beta1.ConditionType {
 // Pending; PodScheduled=False (Unschedulable): 0/3 nodes are available").
 func check(want agentsv1beta1.ConditionType) kube.ReadyFunc {
 	return func(obj *unstructured.Unstructured) (bool, string, error) {
-		sb, err := parse(obj)
+		sb, err := object.Decode[agentsv1beta1.Sandbox](Kind, obj)
 		if err != nil {
 			return false, "", err
 		}

@@ -87,7 +87,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	rm.AdditionalPodMetadata = types.ObjectNull(podMetadataType.AttrTypes)
 	rm.ShutdownTime = types.StringNull()
 	diags.Append(flatten(ctx, live, &rm, "")...)
-	claim, err := decode(live)
+	claim, err := object.Decode[extv1beta1.SandboxClaim](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the sandbox claim", err.Error())
 		return diags

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -133,15 +132,6 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 	return obj, diags
 }
 
-// decode reads a live claim into our types.
-func decode(live *unstructured.Unstructured) (*extv1beta1.SandboxClaim, error) {
-	c := &extv1beta1.SandboxClaim{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, c); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", Kind.Ref(live.GetNamespace(), live.GetName()), err)
-	}
-	return c, nil
-}
-
 // flatten brings m in line with the live claim. Every spec field is read
 // back, so an out-of-band change shows as a diff. Server normalisation
 // never does: the default shutdown policy is applied, an empty list or map
@@ -152,7 +142,7 @@ func decode(live *unstructured.Unstructured) (*extv1beta1.SandboxClaim, error) {
 func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, fieldManager string) diag.Diagnostics {
 	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
 	m.Metadata = md
-	claim, err := decode(live)
+	claim, err := object.Decode[extv1beta1.SandboxClaim](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the sandbox claim", err.Error())
 		return diags

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -354,7 +355,7 @@ func TestClaimReadyForwardedCondition(t *testing.T) {
 
 	// Without the sandbox (Read, the data source) the forwarded condition
 	// is what `ready` shows.
-	c, _ := decode(claim)
+	c, _ := object.Decode[extv1beta1.SandboxClaim](Kind, claim)
 	if st := readStatus(c); !st.ready || !st.forwarded {
 		t.Errorf("readStatus of a forwarded True condition: %+v", st)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
@@ -190,7 +191,7 @@ func (e *claimFailed) Error() string { return fmt.Sprintf("Ready=False (%s): %s"
 // getSandbox (may be nil) reads the claim's sandbox, to tell whether a
 // condition forwarded from it is current (see forwardedIsCurrent).
 func claimReady(obj *unstructured.Unstructured, getSandbox sandboxGetter, want podMetadataWant) (bool, string, error) {
-	c, err := decode(obj)
+	c, err := object.Decode[extv1beta1.SandboxClaim](Kind, obj)
 	if err != nil {
 		return false, "", err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
@@ -74,8 +73,8 @@ func dataSourceSchema(context.Context) schema.Schema {
 func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
-	var t extv1beta1.SandboxTemplate
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &t); err != nil {
+	t, err := object.Decode[extv1beta1.SandboxTemplate](Kind, live)
+	if err != nil {
 		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
 		return diags
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
@@ -118,8 +117,8 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
 	m.Metadata = md
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
-	var t extv1beta1.SandboxTemplate
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &t); err != nil {
+	t, err := object.Decode[extv1beta1.SandboxTemplate](Kind, live)
+	if err != nil {
 		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
 		return diags
 	}

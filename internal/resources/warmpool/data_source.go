@@ -63,7 +63,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 // flattenDataSource fills m from the live pool.
 func flattenDataSource(_ context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	pool, err := decode(live)
+	pool, err := object.Decode[extv1beta1.SandboxWarmPool](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the warm pool", err.Error())
 		return diags

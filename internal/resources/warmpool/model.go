@@ -2,7 +2,6 @@ package warmpool
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -66,16 +65,6 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 	return obj, diags
 }
 
-// decode reads a live pool into our types. The CRD's schema guarantees the
-// shape; a failure means a server that does not hold to it.
-func decode(live *unstructured.Unstructured) (*extv1beta1.SandboxWarmPool, error) {
-	pool := &extv1beta1.SandboxWarmPool{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, pool); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", Kind.Ref(live.GetNamespace(), live.GetName()), err)
-	}
-	return pool, nil
-}
-
 // liveReplicas is spec.replicas with the API's default applied.
 func liveReplicas(p *extv1beta1.SandboxWarmPool) int64 {
 	if p.Spec.Replicas == nil {
@@ -100,7 +89,7 @@ func liveStrategy(p *extv1beta1.SandboxWarmPool) string {
 func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceModel, fieldManager string) diag.Diagnostics {
 	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
 	m.Metadata = md
-	pool, err := decode(live)
+	pool, err := object.Decode[extv1beta1.SandboxWarmPool](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the warm pool", err.Error())
 		return diags

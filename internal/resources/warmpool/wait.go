@@ -13,8 +13,10 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
 // poolReady is the readiness of a pool: the controller has acted on the
@@ -29,7 +31,7 @@ import (
 // reported the counts alone decide here, and waitReady then checks the
 // pool's sandboxes themselves (sandboxesReady).
 func poolReady(obj *unstructured.Unstructured) (bool, string, error) {
-	pool, err := decode(obj)
+	pool, err := object.Decode[extv1beta1.SandboxWarmPool](Kind, obj)
 	if err != nil {
 		return false, "", err
 	}
@@ -93,7 +95,7 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 // must be there and ready, and no surplus one left (a sandbox being deleted
 // is not ready). Where observedGeneration is reported it returns at once.
 func sandboxesReady(ctx context.Context, c *kube.Client, obj *unstructured.Unstructured) error {
-	pool, err := decode(obj)
+	pool, err := object.Decode[extv1beta1.SandboxWarmPool](Kind, obj)
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func describeUnready(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 	_, reason, _ := poolReady(obj)
 	fmt.Fprintf(&b, "Waiting for %s to be ready %s after %s: %s.\n", ref, verb, waitErr.Elapsed.Round(time.Second), reason)
 
-	pool, err := decode(obj)
+	pool, err := object.Decode[extv1beta1.SandboxWarmPool](Kind, obj)
 	if err != nil {
 		return b.String()
 	}
