@@ -81,6 +81,8 @@ func TestProviderBadInputRefusedAtValidate(t *testing.T) {
 		pt.Refused("qps zero", kubeBlock(map[string]any{"qps": 0}), "kubernetes.qps", "between 1"),
 		pt.Refused("burst zero", kubeBlock(map[string]any{"burst": 0}), "kubernetes.burst", "between 1"),
 		pt.Refused("gke endpoint without scheme", map[string]any{"gke": map[string]any{"endpoint": "container.googleapis.com"}}, "gke.endpoint", "URL"),
+		pt.Refused("gke endpoint over plain http", map[string]any{"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/", "access_token": "t"}}, "gke.endpoint", "clear text", "allow_credentials_over_http = true"),
+		pt.Refused("gke endpoint over plain http, opt-in false", map[string]any{"gke": map[string]any{"endpoint": "HTTP://gke.example.com/", "allow_credentials_over_http": false}}, "gke.endpoint", "clear text"),
 		pt.Refused("gke request timeout without unit", map[string]any{"gke": map[string]any{"request_timeout": "30"}}, "gke.request_timeout", "30"),
 		pt.Refused("gke credentials and token", map[string]any{"gke": map[string]any{"credentials": "{}", "access_token": "t"}}, "gke.credentials", "access_token"),
 		pt.Refused("empty field manager", map[string]any{"field_manager": ""}, "field_manager", "length"),
@@ -98,7 +100,8 @@ func TestProviderGoodInputPasses(t *testing.T) {
 		"CA with blank lines": kubeBlock(map[string]any{"cluster_ca_certificate": "\n" + ca + "\n"}),
 		"socks proxy":         kubeBlock(map[string]any{"proxy_url": "socks5://127.0.0.1:1080"}),
 		"unknowns":            kubeBlock(map[string]any{"host": pt.Unknown, "cluster_ca_certificate": pt.Unknown, "token": pt.Unknown}),
-		"emulator endpoint":   {"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/"}},
+		"emulator endpoint":   {"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/", "allow_credentials_over_http": true}},
+		"opt-in unknown":      {"gke": map[string]any{"endpoint": "http://127.0.0.1:8080/", "allow_credentials_over_http": pt.Unknown}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs := pt.Errors(isolated(t).ValidateProvider(t, cfg)); len(errs) > 0 {

@@ -153,7 +153,7 @@ func TestCLI_providerSchemaDocumentedAndSensitive(t *testing.T) {
 		"kubernetes.insecure", "kubernetes.allow_credentials_over_http", "kubernetes.tls_server_name", "kubernetes.proxy_url", "kubernetes.gke_cluster",
 		"kubernetes.qps", "kubernetes.burst",
 		"kubernetes.exec.api_version", "kubernetes.exec.command", "kubernetes.exec.args", "kubernetes.exec.env",
-		"gke.project", "gke.credentials", "gke.access_token", "gke.endpoint", "gke.request_timeout",
+		"gke.project", "gke.credentials", "gke.access_token", "gke.endpoint", "gke.request_timeout", "gke.allow_credentials_over_http",
 	}
 	for _, name := range want {
 		a, ok := attrs[name]
@@ -307,6 +307,8 @@ provider "agentsandbox" {
   gke {
     access_token = %q
     endpoint     = %q
+    # The test's GKE stand-in speaks plain HTTP on loopback.
+    allow_credentials_over_http = true
   }
   kubernetes {
     gke_cluster = "projects/p/locations/l/clusters/c"
@@ -322,6 +324,8 @@ provider "agentsandbox" {
   gke {
     credentials = %q
     endpoint    = %q
+    # The test's GKE stand-in speaks plain HTTP on loopback.
+    allow_credentials_over_http = true
   }
   kubernetes {
     gke_cluster = "projects/p/locations/l/clusters/c"

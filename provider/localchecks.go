@@ -68,9 +68,20 @@ func (m providerModel) validateLocal() diag.Diagnostics {
 	}
 	if g := m.GKE; g != nil {
 		if v, ok := knownString(g.Endpoint); ok {
-			if u, err := url.Parse(v); err != nil || u.Host == "" || !oneOf(u.Scheme, "http", "https") {
+			u, err := url.Parse(strings.TrimSpace(v))
+			switch {
+			case err != nil || u.Host == "" || !oneOf(strings.ToLower(u.Scheme), "http", "https"):
 				diags.AddAttributeError(path.Root("gke").AtName("endpoint"), "Invalid GKE endpoint",
 					fmt.Sprintf("endpoint %q must be a URL such as https://container.googleapis.com/.", v))
+			case strings.EqualFold(u.Scheme, "http") && !g.AllowCredsHTTP.IsUnknown() && !g.AllowCredsHTTP.ValueBool():
+				// Every container API request carries the Google access
+				// token (gkeapi.PlainHTTPError refuses it again at configure,
+				// for an endpoint from the environment).
+				diags.AddAttributeError(path.Root("gke").AtName("endpoint"), "Credentials would be sent in clear text",
+					fmt.Sprintf("endpoint %q uses plain http, so the Google access token sent with every request would "+
+						"cross the network unencrypted, readable by anyone on the path. Use an https:// endpoint. Only "+
+						"for an emulator on a network you trust, set "+
+						"allow_credentials_over_http = true in the gke block.", u.Redacted()))
 			}
 		}
 	}

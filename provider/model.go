@@ -69,6 +69,7 @@ type gkeModel struct {
 	AccessToken    types.String `tfsdk:"access_token"`
 	Endpoint       types.String `tfsdk:"endpoint"`
 	RequestTimeout types.String `tfsdk:"request_timeout"`
+	AllowCredsHTTP types.Bool   `tfsdk:"allow_credentials_over_http"`
 }
 
 // validate checks combinations that single-attribute validators cannot see.
@@ -176,6 +177,7 @@ func (m providerModel) resolve(lookupEnv func(string) (string, bool), version st
 	gc.Credentials = r.str(g.Credentials, "GOOGLE_CREDENTIALS", "GOOGLE_CLOUD_KEYFILE_JSON", "GCLOUD_KEYFILE_JSON")
 	gc.AccessToken = r.str(g.AccessToken, "GOOGLE_OAUTH_ACCESS_TOKEN")
 	gc.Endpoint = r.str(g.Endpoint, "GOOGLE_CONTAINER_CUSTOM_ENDPOINT")
+	gc.AllowCredentialsOverHTTP, _ = r.boolean(g.AllowCredsHTTP, "")
 	if t := r.str(g.RequestTimeout, ""); t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil {

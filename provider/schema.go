@@ -190,7 +190,15 @@ func gkeBlock() schema.SingleNestedBlock {
 			"endpoint": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Base URL of the container API, for private or regional endpoints and for tests " +
-					"against an emulator. Environment: `GOOGLE_CONTAINER_CUSTOM_ENDPOINT`.",
+					"against an emulator. Every request carries the Google " +
+					"access token, so an `http://` endpoint is refused unless `allow_credentials_over_http` is true. " +
+					"Environment: `GOOGLE_CONTAINER_CUSTOM_ENDPOINT`.",
+			},
+			"allow_credentials_over_http": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Send the Google access token to an `http://` `endpoint`, unencrypted. Defaults to " +
+					"false: anyone on the network path could read and reuse the token. Only for an emulator on a network " +
+					"you trust (the local stand-in of `make demo`).",
 			},
 			"request_timeout": schema.StringAttribute{
 				Optional: true,

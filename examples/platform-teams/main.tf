@@ -6,6 +6,8 @@ provider "agentsandbox" {
     project      = var.project
     endpoint     = var.gke_endpoint
     access_token = var.gke_access_token
+    # Only the local emulator of `make demo` speaks plain HTTP.
+    allow_credentials_over_http = var.gke_allow_credentials_over_http
   }
   kubernetes {
     gke_cluster = "projects/${var.project}/locations/${var.location}/clusters/${var.cluster}"

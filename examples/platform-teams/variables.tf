@@ -37,6 +37,12 @@ variable "gke_access_token" {
   sensitive   = true
 }
 
+variable "gke_allow_credentials_over_http" {
+  description = "Send the access token to an http:// gke_endpoint, unencrypted. Only for `make demo`'s local GKE emulator; never for a real endpoint."
+  type        = bool
+  default     = false
+}
+
 variable "data_science_namespace" {
   description = "Existing namespace of the data-science team."
   type        = string

@@ -43,3 +43,9 @@ variable "gke_access_token" {
   default     = null
   sensitive   = true
 }
+
+variable "gke_allow_credentials_over_http" {
+  description = "Send the access token to an http:// gke_endpoint, unencrypted. Only for `make demo`'s local GKE emulator; never for a real endpoint."
+  type        = bool
+  default     = false
+}

@@ -19,32 +19,33 @@ import (
 )
 
 // Plan-time lookups (issue 13 item 7). A reference the API server does not
-// check when the object is written (a pod's RuntimeClass, a claim's
-// template or warm pool, a pool's template) only shows at apply, or never:
-// the write succeeds and the controller creates nothing. So, when the
-// cluster can be read while planning, the plan looks the referenced object
-// up: one GET per distinct object per provider process (cached here, with
-// its answer), read-only. Every doubt says nothing: the cluster is not
-// reachable or not configured yet, the kind is not served yet (the
-// controller may be installed in the same apply), reading is forbidden, or
-// the reference is unknown (another resource's attribute computed at
-// apply). Only a clear 404 is reported.
+// check when the object is written (a pod's RuntimeClass) only shows at
+// apply, or never: the write succeeds and no pod is ever created. So, when
+// the cluster can be read while planning, the plan looks the referenced
+// object up: one GET per distinct object per provider process (cached
+// here, with its answer), read-only. Every doubt says nothing: the cluster
+// is not reachable or not configured yet, the kind is not served yet,
+// reading is forbidden, or the reference is unknown (another resource's
+// attribute computed at apply). Only a clear 404 is reported, and always
+// as an error.
 //
-// What is an error and what a warning is the caller's choice through
-// Severity: a plan cannot see the other resources of the configuration, so
-// an object that another resource may create in the same apply is a
-// warning; one that nothing would create before this resource is written
-// is an error.
+// Only references that nothing in the configuration could create before
+// the write are looked up. A plan cannot see the other resources of the
+// configuration, and a reference to another resource's name is known
+// while planning, so a namespace, template or warm pool created in the
+// same apply (the quickstart shape) looks exactly like a typo; warning
+// about those was noise in the normal case, and the apply already fails
+// fast and clearly when one is really missing (the server's namespace
+// error, the warm pool's pre-write template check, the claim's
+// WarmPoolNotFound). The same holds for the default "gvisor" RuntimeClass,
+// which GKE creates with the first GKE Sandbox node pool, possibly in the
+// same apply.
 
 // lookupTimeout bounds each plan-time GET.
 const lookupTimeout = 10 * time.Second
 
-var (
-	// NamespaceGVR is core/v1 Namespace.
-	NamespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	// RuntimeClassGVR is node.k8s.io/v1 RuntimeClass.
-	RuntimeClassGVR = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
-)
+// RuntimeClassGVR is node.k8s.io/v1 RuntimeClass.
+var RuntimeClassGVR = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
 
 // Presence is what a plan-time lookup found.
 type Presence int
@@ -120,16 +121,6 @@ func Lookup(ctx context.Context, meta *conn.Meta, gvr schema.GroupVersionResourc
 	return p
 }
 
-// Severity of a reference found missing at plan.
-type Severity int
-
-const (
-	// Warn: another resource may create the object in the same apply.
-	Warn Severity = iota
-	// Fail: nothing would create it before this resource is written.
-	Fail
-)
-
 // Reference is an attribute naming an object that must exist.
 type Reference struct {
 	// Attr is the attribute's path, named in the diagnostic.
@@ -143,15 +134,14 @@ type Reference struct {
 	// GVR and Namespace say where the object is ("" for cluster-scoped).
 	GVR       schema.GroupVersionResource
 	Namespace string
-	// Severity when absent, and the diagnostic's summary and detail.
-	Severity Severity
-	Summary  string
-	Detail   string
+	// The error's summary and detail when the object is absent.
+	Summary string
+	Detail  string
 }
 
 // CheckReferences looks up each changed, known reference and reports the
-// absent ones at their attribute. It never writes and never fails a plan
-// for a cluster that cannot be read.
+// absent ones as errors at their attribute. It never writes and never
+// fails a plan for a cluster that cannot be read.
 func CheckReferences(ctx context.Context, meta *conn.Meta, refs ...Reference) diag.Diagnostics {
 	var diags diag.Diagnostics
 	for _, r := range refs {
@@ -164,48 +154,7 @@ func CheckReferences(ctx context.Context, meta *conn.Meta, refs ...Reference) di
 		if Lookup(ctx, meta, r.GVR, r.Namespace, r.Value.ValueString()) != PresenceAbsent {
 			continue
 		}
-		if r.Severity == Fail {
-			diags.AddAttributeError(r.Attr, r.Summary, r.Detail)
-		} else {
-			diags.AddAttributeWarning(r.Attr, r.Summary, r.Detail)
-		}
+		diags.AddAttributeError(r.Attr, r.Summary, r.Detail)
 	}
 	return diags
-}
-
-// NamespaceReference is the namespace attribute of a namespaced resource,
-// checked on create (a change of namespace replaces the object, so it is a
-// create too). Absent is a warning: the namespace is often created in the
-// same apply by another provider (hashicorp/kubernetes'
-// kubernetes_namespace), whose name is known at plan. The write then fails
-// at apply with the server's "namespace not found" if it is still missing.
-func NamespaceReference(kind string, value, prior types.String) Reference {
-	ns := value.ValueString()
-	return Reference{
-		Attr: path.Root("namespace"), Value: value, Prior: prior, GVR: NamespaceGVR, Severity: Warn,
-		Summary: "Namespace not found",
-		Detail: fmt.Sprintf("There is no namespace %q in the cluster, so the %s cannot be created there. If another "+
-			"resource of this configuration creates it (for example a kubernetes_namespace), make this resource depend on it "+
-			"(namespace = kubernetes_namespace.<name>.metadata[0].name) and ignore this warning; otherwise create the "+
-			"namespace (kubectl create namespace %s) or correct namespace.", ns, kind, ns),
-	}
-}
-
-// CheckNamespacedReference is the plan-time check of a namespaced resource
-// that names another object in its namespace: on create, the namespace
-// (NamespaceReference; when it is absent nothing can be in it, so ref is
-// not looked up), then ref itself, built for the namespace once it is known.
-func CheckNamespacedReference(ctx context.Context, meta *conn.Meta, kind string, namespace types.String, creating bool,
-	ref func(namespace string) Reference) diag.Diagnostics {
-	var refs []Reference
-	if creating {
-		refs = append(refs, NamespaceReference(kind, namespace, types.StringNull()))
-		if Lookup(ctx, meta, NamespaceGVR, "", namespace.ValueString()) == PresenceAbsent {
-			return CheckReferences(ctx, meta, refs...)
-		}
-	}
-	if !namespace.IsUnknown() {
-		refs = append(refs, ref(namespace.ValueString()))
-	}
-	return CheckReferences(ctx, meta, refs...)
 }

@@ -72,7 +72,7 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			Computed: true,
 			Default:  stringdefault.StaticString(DefaultNamespace),
 			MarkdownDescription: fmt.Sprintf("Namespace of the %s. Defaults to `%s`. Changing it replaces the object. "+
-				"The namespace must exist: when the cluster can be read, the plan that creates the object warns if it does not.", kind, DefaultNamespace),
+				"The namespace must exist when the object is created (it may be created in the same apply); the apply fails naming it if it does not.", kind, DefaultNamespace),
 			Validators:    []validator.String{validators.DNSLabelName()},
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 		},

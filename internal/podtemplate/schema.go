@@ -87,9 +87,9 @@ func podAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "RuntimeClass of the pod. Defaults to `" + DefaultRuntimeClassName + "`, which runs " +
 				"the sandbox in gVisor's user-space kernel. `\"\"` runs it with the node's default runtime: untrusted " +
 				"code then shares the host kernel, and the plan warns about it (as it does for any other RuntimeClass). " +
-				"When the cluster can be read, the plan looks the RuntimeClass up: one the cluster does not have fails the plan " +
-				"(no pod could ever start), except `" + DefaultRuntimeClassName + "`, which only warns because GKE creates it " +
-				"with the first GKE Sandbox node pool, possibly in the same apply.",
+				"When the cluster can be read, the plan looks any other RuntimeClass up: one the cluster does not have fails the " +
+				"plan (no pod could ever start). `" + DefaultRuntimeClassName + "` is not looked up: GKE creates it with the " +
+				"first GKE Sandbox node pool, possibly in the same apply.",
 			Validators: []validator.String{runtimeClassName},
 		},
 		"automount_service_account_token": schema.BoolAttribute{

@@ -188,15 +188,18 @@ func unservedFields(v any, s map[string]any, at string) []string {
 // create): one GET per distinct name per provider process, nothing when the
 // cluster cannot be read (see object.Lookup). Without the RuntimeClass the
 // API server accepts the sandbox, but no pod is ever created (the pod is
-// refused at admission), and the apply reports success.
+// refused at admission), and the apply reports success. A missing one is
+// an error.
 //
-// A missing RuntimeClass is an error, except the default "gvisor": GKE
-// creates that one with the cluster's first GKE Sandbox node pool, which an
-// agentsandbox_gke_node_pool may add in the same apply, so it is a warning.
+// The default "gvisor" is not looked up: GKE creates it with the cluster's
+// first GKE Sandbox node pool, which an agentsandbox_gke_node_pool may add
+// in the same apply, and a plan cannot tell that case from a cluster
+// without gVisor (a warning there was noise on every first plan of the
+// quickstart).
 func CheckRuntimeClass(ctx context.Context, meta *conn.Meta, kind string, p path.Path, plan, prior types.Object) diag.Diagnostics {
 	var diags diag.Diagnostics
 	pm, ok := decode[Model](ctx, plan, &diags)
-	if !ok {
+	if !ok || pm.RuntimeClassName.ValueString() == DefaultRuntimeClassName {
 		return diags
 	}
 	var before types.String
@@ -204,19 +207,12 @@ func CheckRuntimeClass(ctx context.Context, meta *conn.Meta, kind string, p path
 		before = qm.RuntimeClassName
 	}
 	name := pm.RuntimeClassName.ValueString()
-	sev, hint := object.Fail, "Install the runtime and its RuntimeClass on the cluster, or correct runtime_class_name."
-	if name == DefaultRuntimeClassName {
-		sev = object.Warn
-		hint = "On GKE, the gvisor RuntimeClass appears with the cluster's first GKE Sandbox node pool: if an " +
-			"agentsandbox_gke_node_pool of this configuration creates it, ignore this warning. Elsewhere install gVisor " +
-			"(runsc) and its RuntimeClass on the nodes first."
-	}
 	diags.Append(object.CheckReferences(ctx, meta, object.Reference{
 		Attr: p.AtName("runtime_class_name"), Value: pm.RuntimeClassName, Prior: before, GVR: object.RuntimeClassGVR,
-		Severity: sev, Summary: "RuntimeClass not found",
+		Summary: "RuntimeClass not found",
 		Detail: fmt.Sprintf("The cluster has no RuntimeClass %q. The API server would accept the %s, but the pod "+
 			"admission refuses every pod naming a missing RuntimeClass, so no pod would ever start (and the apply "+
-			"would not say so). %s", name, kind, hint),
+			"would not say so). Install the runtime and its RuntimeClass on the cluster, or correct runtime_class_name.", name, kind),
 	})...)
 	return diags
 }

@@ -18,7 +18,6 @@ package gkeapi
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -147,6 +146,9 @@ func NewService(ctx context.Context, cfg Config, opts ...Option) (*Client, error
 	if err != nil {
 		return nil, err
 	}
+	if u, _ := url.Parse(endpoint); u != nil && u.Scheme == "http" && !cfg.AllowCredentialsOverHTTP {
+		return nil, &PlainHTTPError{Endpoint: u.Redacted()}
+	}
 
 	requests := new(atomic.Int64)
 	// Retries sit above authentication so that a retried request picks up a
@@ -154,7 +156,7 @@ func NewService(ctx context.Context, cfg Config, opts ...Option) (*Client, error
 	// (not on http.Client) so that it bounds one attempt rather than all of
 	// them together.
 	rt := &retryTransport{
-		next:          &oauth2.Transport{Source: creds.ts, Base: o.base},
+		next:          &oauth2.Transport{Source: creds.ts, Base: plainHTTPGuard(o.base, cfg.AllowCredentialsOverHTTP)},
 		attempts:      o.retryAttempts,
 		backoff:       o.retryBackoff,
 		maxRetryAfter: o.maxRetryAfter,
@@ -174,10 +176,6 @@ func NewService(ctx context.Context, cfg Config, opts ...Option) (*Client, error
 		// passes the endpoint through today, but we must never fall back to
 		// the public endpoint when the user asked for another one.
 		svc.BasePath = endpoint
-		if u, _ := url.Parse(endpoint); u != nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
-			tflog.Warn(ctx, "GKE endpoint uses plain http to a non-loopback host; bearer tokens are sent unencrypted",
-				map[string]any{"endpoint": endpoint})
-		}
 	}
 	if cfg.UserAgent != "" {
 		// The generated client prefixes its own product token.
@@ -233,12 +231,4 @@ func normalizeEndpoint(s string) (string, error) {
 	u.Path = p + "/"
 	u.RawPath = ""
 	return u.String(), nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

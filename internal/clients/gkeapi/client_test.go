@@ -70,9 +70,10 @@ func TestAccessTokenWinsOverCredentialsAndADC(t *testing.T) {
 	// The credentials value is a path that does not exist: with an access
 	// token it must not even be looked at.
 	c, err := NewService(context.Background(), Config{
-		AccessToken: "tok-wins",
-		Credentials: "/nonexistent/credentials.json",
-		Endpoint:    srv.URL,
+		AccessToken:              "tok-wins",
+		Credentials:              "/nonexistent/credentials.json",
+		Endpoint:                 srv.URL,
+		AllowCredentialsOverHTTP: true,
 	}, fast...)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
@@ -88,8 +89,9 @@ func TestInlineJSONCredentials(t *testing.T) {
 	srv, auth := authServer(t)
 
 	c, err := NewService(context.Background(), Config{
-		Credentials: "  \n" + string(serviceAccountJSON(tokens.URL, "sa-project")),
-		Endpoint:    srv.URL,
+		Credentials:              "  \n" + string(serviceAccountJSON(tokens.URL, "sa-project")),
+		Endpoint:                 srv.URL,
+		AllowCredentialsOverHTTP: true,
 	}, fast...)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
@@ -123,7 +125,7 @@ func TestCredentialsFilePath(t *testing.T) {
 	if err := os.WriteFile(path, serviceAccountJSON(tokens.URL, "sa-project"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewService(context.Background(), Config{Project: "explicit", Credentials: path, Endpoint: srv.URL}, fast...)
+	c, err := NewService(context.Background(), Config{Project: "explicit", Credentials: path, Endpoint: srv.URL, AllowCredentialsOverHTTP: true}, fast...)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}
@@ -145,7 +147,7 @@ func TestApplicationDefaultCredentials(t *testing.T) {
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 
-	c, err := NewService(context.Background(), Config{Endpoint: srv.URL}, fast...)
+	c, err := NewService(context.Background(), Config{Endpoint: srv.URL, AllowCredentialsOverHTTP: true}, fast...)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}
@@ -175,7 +177,7 @@ func TestCredentialErrorsDoNotEchoTheValue(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewService(context.Background(), Config{Credentials: tc.value, Endpoint: "http://127.0.0.1:9"}, fast...)
+			_, err := NewService(context.Background(), Config{Credentials: tc.value, Endpoint: "http://127.0.0.1:9", AllowCredentialsOverHTTP: true}, fast...)
 			if err == nil {
 				t.Fatal("expected an error")
 			}

@@ -77,7 +77,7 @@ func TestClusterCredentialsUseServiceAccountToken(t *testing.T) {
 	tokens := newTokenServer(t, "sa-token")
 	srv := clusterServer(t, &container.Cluster{Endpoint: "https://127.0.0.1:6443",
 		MasterAuth: &container.MasterAuth{ClusterCaCertificate: base64.StdEncoding.EncodeToString([]byte(caPEM))}})
-	c, err := NewService(context.Background(), Config{Credentials: string(serviceAccountJSON(tokens.URL, "sp")), Endpoint: srv.URL}, fast...)
+	c, err := NewService(context.Background(), Config{Credentials: string(serviceAccountJSON(tokens.URL, "sp")), Endpoint: srv.URL, AllowCredentialsOverHTTP: true}, fast...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,11 @@ type Config struct {
 	AccessToken string
 	// Endpoint overrides the container API base URL (private endpoints, the emulator in tests).
 	Endpoint string
+	// AllowCredentialsOverHTTP lets the Google access token go to an
+	// http:// Endpoint, unencrypted. Every container API request carries
+	// the token, so without it an http:// Endpoint is refused (see
+	// PlainHTTPError): only for an emulator on a network the user trusts.
+	AllowCredentialsOverHTTP bool
 	// RequestTimeout bounds a single HTTP request; 0 means the library default.
 	RequestTimeout time.Duration
 	UserAgent      string

@@ -15,6 +15,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,6 +69,14 @@ func (l loopbackOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	return l.next.RoundTrip(r)
 }
 
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // fast makes every backoff of a test client a few milliseconds.
 var fast = []Option{
 	WithRetry(4, Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond}),
@@ -83,6 +92,8 @@ func newTestClient(t *testing.T, endpoint string, opts ...Option) *Client {
 		AccessToken: "test-token",
 		Endpoint:    endpoint,
 		UserAgent:   "terraform-provider-agentsandbox/test",
+		// httptest servers speak plain HTTP on loopback.
+		AllowCredentialsOverHTTP: true,
 	}, append(append([]Option{}, fast...), opts...)...)
 	if err != nil {
 		t.Fatalf("NewService: %v", err)

@@ -199,7 +199,7 @@ func TestPerAttemptTimeoutRetriesReads(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, err := NewService(context.Background(), Config{
-		AccessToken: "t", Endpoint: srv.URL, RequestTimeout: 100 * time.Millisecond,
+		AccessToken: "t", Endpoint: srv.URL, AllowCredentialsOverHTTP: true, RequestTimeout: 100 * time.Millisecond,
 	}, fast...)
 	if err != nil {
 		t.Fatal(err)

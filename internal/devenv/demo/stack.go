@@ -175,8 +175,11 @@ func (s *Stack) Variables() map[string]string {
 		"cluster":          Cluster,
 		"gke_endpoint":     s.GKEURL,
 		"gke_access_token": s.AccessToken,
-		"release_base_url": s.ReleaseURL,
-		"kubeconfig":       s.Kubeconfig,
+		// The emulator speaks plain HTTP on loopback: the examples opt in
+		// to sending the token there, explicitly.
+		"gke_allow_credentials_over_http": "true",
+		"release_base_url":                s.ReleaseURL,
+		"kubeconfig":                      s.Kubeconfig,
 	}
 }
 

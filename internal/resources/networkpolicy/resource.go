@@ -90,9 +90,6 @@ func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.Mod
 		rendered = types.StringValue(s)
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("rendered"), rendered)...)
-	if req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(object.CheckReferences(ctx, r.Meta(), object.NamespaceReference("network policy", plan.Namespace, types.StringNull()))...)
-	}
 
 	if !plan.Template.IsNull() && !plan.Template.IsUnknown() && !plan.Name.IsUnknown() &&
 		plan.Name.ValueString() == sandboxapi.TemplateNetworkPolicyName(plan.Template.ValueString()) {

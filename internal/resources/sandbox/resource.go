@@ -103,9 +103,6 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), agentsv1beta1.SandboxCRDName,
 		agentsv1beta1.GroupVersion.Version, path.Root("pod_template"), plan.PodTemplate, prior)...)
 	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox", path.Root("pod_template"), plan.PodTemplate, prior)...)
-	if creating {
-		resp.Diagnostics.Append(object.CheckReferences(ctx, r.Meta(), object.NamespaceReference("sandbox", plan.Namespace, types.StringNull()))...)
-	}
 	if resp.Diagnostics.HasError() {
 		return
 	}

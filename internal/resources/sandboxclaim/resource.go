@@ -3,7 +3,6 @@ package sandboxclaim
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
@@ -177,11 +175,6 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		var shutdown types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("shutdown_time"), &shutdown)...)
 		resp.Diagnostics.Append(blueprint.RefusePastShutdownTime(shutdown, "claim", time.Now())...)
-		var plan resourceModel
-		resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-		if !resp.Diagnostics.HasError() {
-			resp.Diagnostics.Append(planReferences(ctx, r.Meta(), plan, types.StringNull(), true)...)
-		}
 		return
 	}
 	var plan, state resourceModel
@@ -199,7 +192,6 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(planReferences(ctx, r.Meta(), plan, state.WarmPool, false)...)
 	replace := false
 	if !plan.WarmPool.IsUnknown() && plan.WarmPool.ValueString() != last.WarmPool {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("warm_pool"))
@@ -329,25 +321,4 @@ func wantPodMetadata(obj, prior *unstructured.Unstructured) podMetadataWant {
 	sort.Strings(w.removedLabels)
 	sort.Strings(w.removedAnnotations)
 	return w
-}
-
-// planReferences looks up at plan what the claim refers to (see
-// object.Lookup): its namespace on create and its warm pool when it
-// changes. Both are warnings: the namespace may be created by another
-// provider in the same apply, and the pool usually is, by an
-// agentsandbox_warm_pool of the same configuration (its name is known
-// while planning, so a plan cannot tell it from a mistyped one).
-func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, prior types.String, creating bool) diag.Diagnostics {
-	return object.CheckNamespacedReference(ctx, meta, "claim", plan.Namespace, creating, func(ns string) object.Reference {
-		name := plan.WarmPool.ValueString()
-		return object.Reference{
-			Attr: path.Root("warm_pool"), Value: plan.WarmPool, Prior: prior,
-			GVR: extv1beta1.SandboxWarmPoolGVR, Namespace: ns, Severity: object.Warn,
-			Summary: "Warm pool not found",
-			Detail: fmt.Sprintf("There is no SandboxWarmPool %q in namespace %q yet. If an agentsandbox_warm_pool of this "+
-				"configuration creates it (warm_pool = agentsandbox_warm_pool.<name>.name), ignore this warning: Terraform "+
-				"creates it first. Otherwise correct warm_pool: the controller creates no sandbox for a claim whose pool does "+
-				"not exist.", name, ns),
-		}
-	})
 }

@@ -36,7 +36,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		Required: true,
 		MarkdownDescription: "Name of the SandboxWarmPool, in the same namespace, to take a sandbox from (the template " +
 			"comes from the pool). Reference an `agentsandbox_warm_pool`'s `name` so that Terraform creates the pool " +
-			"first; when the cluster can be read, the plan warns if it does not exist yet. Changing it replaces the claim: the API accepts the edit, but a claim keeps the sandbox it already " +
+			"first. Changing it replaces the claim: the API accepts the edit, but a claim keeps the sandbox it already " +
 			"holds, so only a new claim gets one from the new pool.",
 		Validators: []validator.String{validators.DNSSubdomainName()},
 	}

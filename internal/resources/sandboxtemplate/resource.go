@@ -121,9 +121,4 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), extv1beta1.SandboxTemplateCRDName,
 		extv1beta1.GroupVersion.Version, path.Root("pod_template"), pt, prior)...)
 	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox template", path.Root("pod_template"), pt, prior)...)
-	if req.State.Raw.IsNull() {
-		var ns types.String
-		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("namespace"), &ns)...)
-		resp.Diagnostics.Append(object.CheckReferences(ctx, r.Meta(), object.NamespaceReference("sandbox template", ns, types.StringNull()))...)
-	}
 }

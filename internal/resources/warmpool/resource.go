@@ -145,35 +145,10 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("replicas"), plan.Replicas)...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("selector"), plan.Selector)...)
-
-	// The namespace (on create) and the template (when it changes) are
-	// looked up while planning; the template is checked again, as an
-	// error, just before the write (check).
-	prior := types.StringNull()
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("template"), &prior)...)
-	}
-	resp.Diagnostics.Append(planReferences(ctx, r.Meta(), plan, prior, req.State.Raw.IsNull())...)
-}
-
-// planReferences looks up at plan what the pool refers to (see
-// object.Lookup). Both are warnings: the namespace may be created by
-// another provider in the same apply, and the template usually is, by an
-// agentsandbox_sandbox_template of the same configuration (its name is
-// known while planning, so a plan cannot tell it from a mistyped one).
-func planReferences(ctx context.Context, meta *conn.Meta, plan resourceModel, prior types.String, creating bool) diag.Diagnostics {
-	return object.CheckNamespacedReference(ctx, meta, "warm pool", plan.Namespace, creating, func(ns string) object.Reference {
-		name := plan.Template.ValueString()
-		return object.Reference{
-			Attr: path.Root("template"), Value: plan.Template, Prior: prior,
-			GVR: extv1beta1.SandboxTemplateGVR, Namespace: ns, Severity: object.Warn,
-			Summary: "Sandbox template not found",
-			Detail: fmt.Sprintf("There is no SandboxTemplate %q in namespace %q yet. If an agentsandbox_sandbox_template of "+
-				"this configuration creates it (template = agentsandbox_sandbox_template.<name>.name), ignore this warning: "+
-				"Terraform creates it first. Otherwise correct template: the apply refuses to write a pool whose template "+
-				"does not exist, since the controller could create no sandbox for it.", name, ns),
-		}
-	})
+	// The template is not looked up while planning: it is usually created
+	// in the same apply, which a plan cannot tell from a mistyped name (see
+	// object.Lookup). It is checked, as an error, just before the write
+	// (check).
 }
 
 // check runs before the pool is written. The template must exist (on

@@ -34,8 +34,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		Required: true,
 		MarkdownDescription: "Name of the SandboxTemplate, in the same namespace, that the pool's sandboxes are made " +
 			"from. It must exist when the pool is created (reference an `agentsandbox_sandbox_template`'s `name` so " +
-			"that Terraform creates it first): when the cluster can be read, the plan warns if it does not exist yet, and the " +
-			"apply refuses to write the pool if it still does not. Changing it updates the pool in place; how the sandboxes already in " +
+			"that Terraform creates it first): the apply refuses to write the pool if it does not. Changing it updates the pool in place; how the sandboxes already in " +
 			"the pool are replaced is `update_strategy`.",
 		Validators: []validator.String{validators.DNSSubdomainName()},
 	}

@@ -325,22 +325,21 @@ func (c *RequestCost) MeasureDestroy(tc resource.TestCase, what string) resource
 	return tc
 }
 
-// planLookup is the route of a read a plan may send: the plan-time lookup
-// of a namespace, RuntimeClass, SandboxTemplate or SandboxWarmPool that a
-// new object names (object.Lookup).
-var planLookup = regexp.MustCompile(`^GET /api(s/[^/]+)?/v1[^/]*/(namespaces/\{name\}|runtimeclasses/\{name\}|` +
-	`namespaces/\{namespace\}/(sandboxtemplates|sandboxwarmpools)/\{name\})$`)
+// planLookup is the route of the one read a plan may send: the plan-time
+// lookup of a non-default RuntimeClass that a new object names
+// (object.Lookup).
+var planLookup = regexp.MustCompile(`^GET /apis/node\.k8s\.io/v1/runtimeclasses/\{name\}$`)
 
 // RefusedAtPlan is the steps of a bad-input test through the terraform
 // CLI: each configuration in configs, paired with the pattern its error
 // must match, is planned and refused, and nothing is written: the only
-// requests are the plan-time lookups' GETs (checked before every later
-// step and after the last).
+// requests are the plan-time RuntimeClass lookups' GETs (checked before
+// every later step and after the last).
 func RefusedAtPlan(t *testing.T, cases ...BadConfig) []resource.TestStep {
 	noRequests := func() {
 		for route, n := range kube.RequestCounts() {
 			if !planLookup.MatchString(route) {
-				t.Errorf("a configuration refused at plan sent %d %s (only the plan-time lookups' GETs may be sent): %v",
+				t.Errorf("a configuration refused at plan sent %d %s (only the plan-time RuntimeClass lookups' GETs may be sent): %v",
 					n, route, kube.RequestCounts())
 			}
 		}

@@ -173,14 +173,15 @@ func newState() *terraform.State {
 	}}}
 }
 
-// TestPlanLookupRoutes: RefusedAtPlan lets through the GETs of the
-// plan-time lookups and nothing else (no write, no other read).
+// TestPlanLookupRoutes: RefusedAtPlan lets through the GET of the
+// plan-time RuntimeClass lookup and nothing else (no write, no other read:
+// namespaces, templates and warm pools are not looked up at plan).
 func TestPlanLookupRoutes(t *testing.T) {
 	for route, want := range map[string]bool{
-		"GET /api/v1/namespaces/{name}":                                                                  true,
+		"GET /api/v1/namespaces/{name}":                                                                  false,
 		"GET /apis/node.k8s.io/v1/runtimeclasses/{name}":                                                 true,
-		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates/{name}":    true,
-		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}":    true,
+		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxtemplates/{name}":    false,
+		"GET /apis/extensions.agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxwarmpools/{name}":    false,
 		"PATCH /api/v1/namespaces/{name}":                                                                false,
 		"POST /apis/node.k8s.io/v1/runtimeclasses":                                                       false,
 		"GET /apis/agents.x-k8s.io/v1beta1/namespaces/{namespace}/sandboxes/{name}":                      false,

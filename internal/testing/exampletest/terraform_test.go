@@ -158,6 +158,36 @@ func (d *tfDir) must(args ...string) string {
 	return out
 }
 
+// devOverridesWarning is the warning Terraform gives whenever dev_overrides
+// (cliConfig) are in effect: about the test's setup, not the example.
+const devOverridesWarning = "Provider development overrides are in effect"
+
+// planWarnings runs `terraform plan -json` and returns the summary and
+// detail of each warning it gives about the configuration (the
+// dev_overrides notice aside); it fails the test if the plan fails.
+func (d *tfDir) planWarnings() []string {
+	d.t.Helper()
+	out := d.must("plan", "-json", "-input=false")
+	var warnings []string
+	for _, line := range strings.Split(out, "\n") {
+		var msg struct {
+			Type       string `json:"type"`
+			Diagnostic struct {
+				Severity string `json:"severity"`
+				Summary  string `json:"summary"`
+				Detail   string `json:"detail"`
+				Address  string `json:"address"`
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal([]byte(line), &msg) != nil || msg.Type != "diagnostic" || msg.Diagnostic.Severity != "warning" ||
+			msg.Diagnostic.Summary == devOverridesWarning {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: %s: %s", msg.Diagnostic.Address, msg.Diagnostic.Summary, msg.Diagnostic.Detail))
+	}
+	return warnings
+}
+
 // outputs returns `terraform output -json` as name -> JSON value.
 func (d *tfDir) outputs() map[string]json.RawMessage {
 	d.t.Helper()

@@ -49,7 +49,8 @@ const (
 
 // quickstartVariables are the variables of examples/quickstart that the
 // stack supplies.
-var quickstartVariables = []string{"project", "location", "cluster", "gke_endpoint", "gke_access_token", "release_base_url"}
+var quickstartVariables = []string{"project", "location", "cluster", "gke_endpoint", "gke_access_token",
+	"gke_allow_credentials_over_http", "release_base_url"}
 
 // state is DIR/state.json, written by serve once the stack is usable.
 type state struct {
@@ -200,6 +201,8 @@ func finishUp(dir string, st *state) error {
 	vars := map[string]string{
 		"project": demo.Project, "location": demo.Location, "cluster": demo.Cluster,
 		"gke_endpoint": st.GKEURL, "release_base_url": st.ReleaseURL,
+		// The emulator speaks plain HTTP on loopback: an explicit opt-in.
+		"gke_allow_credentials_over_http": "true",
 	}
 	token, err := os.ReadFile(filepath.Join(st.ClusterDir, "admin-token"))
 	if err != nil {

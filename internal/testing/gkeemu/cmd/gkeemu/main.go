@@ -11,6 +11,8 @@
 //	  gke {
 //	    endpoint     = "<the printed URL>"
 //	    access_token = "anything"
+//	    # The emulator speaks plain HTTP on loopback.
+//	    allow_credentials_over_http = true
 //	  }
 //	}
 package main
