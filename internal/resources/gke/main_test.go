@@ -46,6 +46,8 @@ func providerConfig(env *emutest.Env) string {
     endpoint     = %q
     access_token = "test"
     project      = %q
+    # The emulator speaks plain HTTP on loopback.
+    allow_credentials_over_http = true
   }
 }
 `, acctest.ProviderName, env.URL, emutest.Project)

@@ -98,6 +98,8 @@ provider %[1]q {
     endpoint     = %[2]q
     access_token = %[3]q
     project      = %[4]q
+    # The emulator speaks plain HTTP on loopback.
+    allow_credentials_over_http = true
   }
   kubernetes {
     gke_cluster = %[5]q
