@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
@@ -34,6 +35,7 @@ type dataSourceModel struct {
 	ShutdownPolicy          types.String `tfsdk:"shutdown_policy"`
 	Env                     types.List   `tfsdk:"env"`
 	AdditionalPodMetadata   types.Object `tfsdk:"additional_pod_metadata"`
+	VolumeClaimTemplates    types.List   `tfsdk:"volume_claim_templates"`
 	SandboxName             types.String `tfsdk:"sandbox_name"`
 	PodIPs                  types.List   `tfsdk:"pod_ips"`
 	Ready                   types.Bool   `tfsdk:"ready"`
@@ -64,6 +66,11 @@ func dataSourceSchema(context.Context) schema.Schema {
 			"annotations": schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Pod annotations."},
 		},
 	}
+	vcts := blueprint.VolumeClaimTemplatesDataSourceAttribute()
+	vcts.MarkdownDescription = "PersistentVolumeClaims the claim asks for its sandbox, on top of the template's " +
+		"(`spec.volumeClaimTemplates`); null when none. A claim with them gets a cold-started sandbox, if its " +
+		"template's `volume_claim_templates_policy` allows them."
+	attrs["volume_claim_templates"] = vcts
 	attrs["sandbox_name"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the Sandbox the claim holds; empty until one is bound."}
 	attrs["pod_ips"] = schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP addresses of the sandbox's pod."}
 	attrs["ready"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the claim's `Ready` condition is true for its current generation."}
@@ -86,6 +93,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	rm.Env = types.ListNull(envType)
 	rm.AdditionalPodMetadata = types.ObjectNull(podMetadataType.AttrTypes)
 	rm.ShutdownTime = types.StringNull()
+	rm.VolumeClaimTemplates = types.ListNull(blueprint.VolumeClaimTemplateType)
 	diags.Append(flatten(ctx, live, &rm, "")...)
 	claim, err := object.Decode[extv1beta1.SandboxClaim](Kind, live)
 	if err != nil {
@@ -97,7 +105,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	}
 	st := readStatus(claim)
 	m.WarmPool, m.ShutdownTime, m.TTLSecondsAfterFinished, m.ShutdownPolicy = rm.WarmPool, rm.ShutdownTime, rm.TTLSecondsAfterFinished, rm.ShutdownPolicy
-	m.Env, m.AdditionalPodMetadata = rm.Env, rm.AdditionalPodMetadata
+	m.Env, m.AdditionalPodMetadata, m.VolumeClaimTemplates = rm.Env, rm.AdditionalPodMetadata, rm.VolumeClaimTemplates
 	m.SandboxName, m.PodIPs, m.Ready = rm.SandboxName, rm.PodIPs, rm.Ready
 	m.ReadyReason, m.ReadyMessage = types.StringValue(st.reason), types.StringValue(st.message)
 	return diags

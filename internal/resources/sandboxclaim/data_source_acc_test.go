@@ -37,6 +37,7 @@ data "agentsandbox_sandbox_claim" "test" {
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("shutdown_policy"), knownvalue.StringExact("Retain")),
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("ttl_seconds_after_finished"), knownvalue.Null()),
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("env"), knownvalue.Null()),
+			statecheck.ExpectKnownValue(data, tfjsonpath.New("volume_claim_templates"), knownvalue.Null()),
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("additional_pod_metadata").AtMapKey("labels"),
 				knownvalue.MapExact(map[string]knownvalue.Check{"sandbox.users.io/session": knownvalue.StringExact("s1")})),
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("ready"), knownvalue.Bool(true)),
@@ -47,6 +48,41 @@ data "agentsandbox_sandbox_claim" "test" {
 			statecheck.ExpectKnownValue(data, tfjsonpath.New("annotations"), knownvalue.MapPartial(map[string]knownvalue.Check{
 				"agents.x-k8s.io/sandbox-name": knownvalue.StringRegexp(regexp.MustCompile(`^pool-a-`)),
 			})),
+		},
+	}))
+}
+
+// TestAccSandboxClaimDataSource_volumeClaimTemplates reads the volume claim
+// templates a claim asks for, as the resource wrote them.
+func TestAccSandboxClaimDataSource_volumeClaimTemplates(t *testing.T) {
+	ns := acctest.Namespace(t)
+	volumesTemplate(t, ns, "Allowed")
+	name := acctest.RandomName("session")
+	vct := tfjsonpath.New("volume_claim_templates").AtSliceIndex(0)
+	resource.Test(t, fam.Case(t, resource.TestStep{
+		Config: claimConfig(ns, name, `  warm_pool      = agentsandbox_warm_pool.a.name
+  wait_for_ready = false
+  volume_claim_templates = [{
+    name               = "workspace"
+    access_modes       = ["ReadWriteOnce"]
+    storage_class_name = "fast"
+    labels             = { "team" = "a" }
+    resources          = { requests = { storage = "1Gi" } }
+  }]
+}
+
+data "agentsandbox_sandbox_claim" "test" {
+  name      = agentsandbox_sandbox_claim.test.name
+  namespace = agentsandbox_sandbox_claim.test.namespace`),
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(data, tfjsonpath.New("volume_claim_templates"), knownvalue.ListSizeExact(1)),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("name"), knownvalue.StringExact("workspace")),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("access_modes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("ReadWriteOnce")})),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("storage_class_name"), knownvalue.StringExact("fast")),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("labels"), knownvalue.MapExact(map[string]knownvalue.Check{"team": knownvalue.StringExact("a")})),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("resources").AtMapKey("requests").AtMapKey("storage"), knownvalue.StringExact("1Gi")),
+			statecheck.ExpectKnownValue(data, vct.AtMapKey("volume_mode"), knownvalue.Null()),
+			statecheck.CompareValuePairs(data, tfjsonpath.New("volume_claim_templates"), address, tfjsonpath.New("volume_claim_templates"), compareEqual{}),
 		},
 	}))
 }

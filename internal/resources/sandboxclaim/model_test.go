@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
@@ -380,5 +381,55 @@ func TestDerivedTypesFitTheModels(t *testing.T) {
 	}
 	if err := tfvalues.CheckModel(ctx, podMetadataType, &podMetadataModel{}); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDataSourceVolumeClaimTemplates: the data source shows a claim's volume
+// claim templates as another client wrote them (no configuration to take a
+// spelling from), and null when it has none.
+func TestDataSourceVolumeClaimTemplates(t *testing.T) {
+	ctx := context.Background()
+	live := liveClaim(map[string]any{
+		"warmPoolRef": map[string]any{"name": "pool"},
+		"volumeClaimTemplates": []any{map[string]any{
+			"metadata": map[string]any{"name": "workspace", "labels": map[string]any{"team": "a"}},
+			"spec": map[string]any{
+				"accessModes":      []any{"ReadWriteOnce"},
+				"storageClassName": "fast",
+				"resources":        map[string]any{"requests": map[string]any{"storage": "1G"}},
+			},
+		}},
+	}, nil)
+	var m dataSourceModel
+	if diags := flattenDataSource(ctx, live, &m); diags.HasError() {
+		t.Fatal(diags)
+	}
+	var got []blueprint.VolumeClaimTemplateModel
+	if diags := m.VolumeClaimTemplates.ElementsAs(ctx, &got, false); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if len(got) != 1 {
+		t.Fatalf("volume_claim_templates = %v, want one", m.VolumeClaimTemplates)
+	}
+	v := got[0]
+	var res blueprint.ClaimResourcesModel
+	var req blueprint.ClaimRequestsModel
+	if d := v.Resources.As(ctx, &res, basetypesObjectAsOptions); d.HasError() {
+		t.Fatal(d)
+	}
+	if d := res.Requests.As(ctx, &req, basetypesObjectAsOptions); d.HasError() {
+		t.Fatal(d)
+	}
+	if v.Name.ValueString() != "workspace" || v.StorageClassName.ValueString() != "fast" || req.Storage.ValueString() != "1G" ||
+		fmt.Sprint(v.AccessModes) != `["ReadWriteOnce"]` || fmt.Sprint(v.Labels) != `{"team":"a"}` || !v.VolumeMode.IsNull() {
+		t.Errorf("volume_claim_templates[0] = %+v, storage %s", v, req.Storage)
+	}
+
+	none := liveClaim(map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}, nil)
+	if diags := flattenDataSource(ctx, none, &m); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !m.VolumeClaimTemplates.IsNull() || !m.VolumeClaimTemplates.ElementType(ctx).Equal(blueprint.VolumeClaimTemplateType) {
+		t.Errorf("no templates: volume_claim_templates = %v (%s), want a null list of the schema's type", m.VolumeClaimTemplates, m.VolumeClaimTemplates.ElementType(ctx))
 	}
 }
