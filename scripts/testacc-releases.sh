@@ -3,57 +3,121 @@
 # update of every updatable attribute, import with ImportStateVerify,
 # destroy with CheckDestroy, plus the release-specific tests named
 # TestAcc*_release*) against each upstream release profile of
-# internal/sandboxapi/releases, one local cluster per profile, in sequence:
-# the profile's CRDs (v0.5.x: v1beta1 + v1alpha1 with a conversion webhook on
-# 127.0.0.1; v1.0: v1beta1 only) and the stand-in controller behaving as that
-# release does.
+# internal/sandboxapi/releases, one local cluster per profile: the profile's
+# CRDs (v0.5.x: v1beta1 + v1alpha1 with a conversion webhook on 127.0.0.1;
+# v1.0: v1beta1 only) and the stand-in controller behaving as that release
+# does.
+#
+# The run is mostly waiting (for the stand-in controller, for Terraform, and
+# on v0.5.x for the claim controller's one-minute TemplateNotFound requeue),
+# so it is laid out to wait in parallel:
+#   - the test binaries are compiled once (go test -c) and run directly;
+#   - every profile has its own cluster and all profiles run at once;
+#   - inside a profile each test runs in a process of its own, at most
+#     RELEASES_JOBS (default 6) at a time, longest first, against the
+#     profile's cluster (tests use namespaces of their own; request counters
+#     are per process, so a test that counts requests is not disturbed).
+# What each test checks is unchanged.
 #
 # agentsandbox_controller is not run here: its own tests install each
 # release's bundle (v0.5.1, v0.5.6, v1.0.7) and upgrade between them.
-# Environment: PROFILES="v0.5.0 v0.5.6" runs only those.
-# Results: .cache/releases/results.tsv (profile, package, status, seconds).
+# Environment: PROFILES="v0.5.0 v0.5.6" runs only those (CI leaves out v0.5.6,
+# the profile make test already runs); RELEASES_JOBS as above.
+# Results: .cache/releases/results.tsv (profile, package, test, status,
+# seconds); each test's go test -json output in .cache/releases/<profile>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=$ROOT/.cache/releases
-mkdir -p "$OUT"
+BIN=$OUT/bin
+RUN='^TestAcc[A-Za-z]+_(basic|update|import|release[A-Za-z]*)$'
+# The import path of each package and the name go test -c gives its binary.
+PKGS=(sandbox sandboxtemplate warmpool sandboxclaim networkpolicy)
+MODULE=github.com/agentsandbox/terraform-provider-agentsandbox
+
+# Inside a profile's environment (testenv re-runs this script): run that
+# profile's tests, RELEASES_JOBS at a time, and fail if any fails.
+if [[ ${1:-} == --profile-jobs ]]; then
+	profile=$2
+	dir=$OUT/$profile
+	rm -rf "$dir" && mkdir -p "$dir"
+	# Longest first, so the slowest tests do not start last: the claim's
+	# release tests (one-minute requeues on v0.5.x) and the updates.
+	jobs=()
+	for p in sandboxclaim warmpool sandboxtemplate sandbox networkpolicy; do
+		tests=$(cd "internal/resources/$p" && "$BIN/$p.test" -test.list "$RUN" | grep '^Test' || true)
+		if [[ -z $tests ]]; then
+			echo "testacc-releases: no test of internal/resources/$p matches $RUN" >&2
+			exit 1
+		fi
+		for t in $tests; do
+			case $t in
+			*_release* | *_update) jobs=("$p $t" "${jobs[@]}") ;;
+			*) jobs+=("$p $t") ;;
+			esac
+		done
+	done
+	runjob() {
+		local pkg=$1 test=$2 rc=0
+		(cd "$ROOT/internal/resources/$pkg" &&
+			TF_ACC=1 go tool test2json -t -p "$MODULE/internal/resources/$pkg" \
+				"$BIN/$pkg.test" -test.v=test2json -test.timeout=30m -test.run "^$test\$" \
+				>"$dir/$pkg.$test.json" 2>&1) || rc=$?
+		echo "$rc" >"$dir/$pkg.$test.rc"
+	}
+	running=0
+	for j in "${jobs[@]}"; do
+		if ((running >= ${RELEASES_JOBS:-6})); then
+			wait -n || true
+			running=$((running - 1))
+		fi
+		runjob $j &
+		running=$((running + 1))
+	done
+	wait
+	status=0
+	for f in "$dir"/*.rc; do
+		[[ $(cat "$f") == 0 ]] || status=1
+	done
+	exit $status
+fi
+
 export CHECKPOINT_DISABLE=1
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
-
 PROFILES=${PROFILES:-v0.5.0 v0.5.3 v0.5.6 v1.0}
-PKGS=(./internal/resources/sandbox ./internal/resources/sandboxtemplate ./internal/resources/warmpool
-	./internal/resources/sandboxclaim ./internal/resources/networkpolicy)
-RUN='^TestAcc[A-Za-z]+_(basic|update|import|release[A-Za-z]*)$'
-
 step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
+t0=$SECONDS
 
-step "local control plane and test harness"
+step "local control plane, test harness and test binaries"
 # AGENTSANDBOX_LOCALCLUSTER_BIN, if set, names an already built binary.
 LC_BIN=${AGENTSANDBOX_LOCALCLUSTER_BIN:-$(internal/devenv/localcluster/build.sh | tail -n1)}
+mkdir -p "$BIN"
 go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
-# Compiled once; each profile's run reuses the test binaries from the cache.
-go test -count=1 -run XXX_compile_only "${PKGS[@]}" >/dev/null
+go build -o "$BIN/releasesummary" ./internal/testing/testenv/cmd/releasesummary
+go test -c -o "$BIN/" "${PKGS[@]/#/./internal/resources/}"
+echo "    built in $((SECONDS - t0)) s"
 
+step "release profiles $PROFILES, at once"
+declare -A pid start
+for p in $PROFILES; do
+	start[$p]=$SECONDS
+	AGENTSANDBOX_LOCALCLUSTER_BIN=$LC_BIN AGENTSANDBOX_TEST_PROFILE=$p \
+		.cache/bin/testenv -- "$ROOT/scripts/testacc-releases.sh" --profile-jobs "$p" >"$OUT/$p.log" 2>&1 &
+	pid[$p]=$!
+done
 : >"$OUT/results.tsv"
 failed=()
 for p in $PROFILES; do
-	step "release profile $p"
-	t0=$SECONDS
-	if AGENTSANDBOX_LOCALCLUSTER_BIN=$LC_BIN AGENTSANDBOX_TEST_PROFILE=$p .cache/bin/testenv -- \
-		env TF_ACC=1 go test -count=1 -timeout 30m -json -run "$RUN" "${PKGS[@]}" >"$OUT/$p.json"; then
-		status=ok
-	else
-		status=FAIL
-		failed+=("$p")
-	fi
-	# One line per package: what passed, what failed, how long.
-	go run ./internal/testing/testenv/cmd/releasesummary -profile "$p" <"$OUT/$p.json" | tee -a "$OUT/results.tsv"
-	echo "    profile $p: $status in $((SECONDS - t0)) s"
+	status=ok
+	wait "${pid[$p]}" || { status=FAIL; failed+=("$p"); }
+	# One line per test: what passed, what failed, how long.
+	cat "$OUT/$p"/*.json 2>/dev/null | "$BIN/releasesummary" -profile "$p" | tee -a "$OUT/results.tsv"
+	echo "    profile $p: $status in $((SECONDS - start[$p])) s (environment log: $OUT/$p.log)"
 done
 
-step "summary (.cache/releases/results.tsv)"
+step "summary (.cache/releases/results.tsv), $((SECONDS - t0)) s in all"
 column -t -s $'\t' "$OUT/results.tsv"
 if ((${#failed[@]})); then
-	echo "failed profiles: ${failed[*]} (go test -json output in $OUT/<profile>.json)"
+	echo "failed profiles: ${failed[*]} (each test's go test -json output in $OUT/<profile>/)"
 	exit 1
 fi

@@ -136,7 +136,20 @@ func TestAccSandboxClaim_releaseUpdateConverges(t *testing.T) {
 // template is missing waits (the controller recovers by itself: within a
 // minute on v0.5.x, at once where it watches templates), and a wait that
 // times out says so and what to do, instead of failing at once.
+//
+// The template is created only once the replacement claim has reported
+// TemplateNotFound and nobody has written it for 2 s, so that the wait
+// spans the controller's recovery. Upstream reconciles a claim on any write
+// to it (the claim watch's predicate passes every update:
+// sandboxclaim_controller.go:2243-2262 at v0.5.6), so a later write would
+// end the wait early; without one, v0.5.x recovers on its one-minute
+// requeue (:392-401 at v0.5.6, :285 at v0.5.0, a constant with no flag),
+// which no test-only setting shortens.
 func TestAccSandboxClaim_releaseTemplateNotFound(t *testing.T) {
+	profile, err := testenv.ProfileFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("session")
 	// The pool is made through the API: agentsandbox_warm_pool refuses a
@@ -162,9 +175,38 @@ resource "agentsandbox_sandbox_claim" "test" {
 }
 `, name, ns, create))
 	}
-	var t0 time.Time
+	var t0, created time.Time
 	var wg sync.WaitGroup
 	var createErr error
+	// waitForTemplateNotFound returns once a claim other than the one
+	// with UID old reports TemplateNotFound and has not changed for 2 s
+	// (the provider's post-create ownership write and the controller's
+	// reconciles are over).
+	waitForTemplateNotFound := func(old string) error {
+		var last, rv string
+		var since time.Time
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			c, err := acctest.Dynamic(t).Resource(gvr).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				continue
+			}
+			if c.GetResourceVersion() != rv {
+				rv, since = c.GetResourceVersion(), time.Now()
+			}
+			conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+			for _, cond := range conds {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Ready" {
+					last = fmt.Sprintf("claim %s Ready reason %v", c.GetUID(), m["reason"])
+					if string(c.GetUID()) != old && m["reason"] == extv1beta1.ReasonTemplateNotFound && time.Since(since) >= 2*time.Second {
+						return nil
+					}
+				}
+			}
+		}
+		return fmt.Errorf("the replacement claim never reported TemplateNotFound within 2m (last seen: %s)", last)
+	}
 	resource.Test(t, fam.Case(t,
 		resource.TestStep{
 			PreConfig: func() { t0 = time.Now() },
@@ -178,11 +220,20 @@ resource "agentsandbox_sandbox_claim" "test" {
 					t.Errorf("the wait ended after %s, before its 6s timeout", waited)
 				}
 				t0 = time.Now()
-				// The template appears while the (replaced) claim waits.
+				old, err := acctest.Dynamic(t).Resource(gvr).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("reading the tainted claim: %v", err)
+				}
+				// The template appears while the replacement claim waits
+				// on TemplateNotFound.
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					time.Sleep(3 * time.Second)
+					if createErr = waitForTemplateNotFound(string(old.GetUID())); createErr != nil {
+						t.Error(createErr) // the apply then times out: this says why
+						return
+					}
+					created = time.Now()
 					tmpl := &unstructured.Unstructured{Object: map[string]any{
 						"apiVersion": extv1beta1.GroupVersion.String(),
 						"kind":       extv1beta1.SandboxTemplateKind,
@@ -207,7 +258,8 @@ resource "agentsandbox_sandbox_claim" "test" {
 				if createErr != nil {
 					return createErr
 				}
-				t.Logf("claim ready %s after the apply started (template created after 3 s)", time.Since(t0).Round(time.Millisecond))
+				t.Logf("profile %s: claim ready %s after the apply started, %s after the template was created (once the claim reported TemplateNotFound and stayed unchanged for 2 s)",
+					profile.Name, time.Since(t0).Round(time.Millisecond), time.Since(created).Round(time.Millisecond))
 				return nil
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
