@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -107,6 +109,7 @@ func BenchmarkPlanNoChange(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			cpu0 := processCPU(b)
 			b.ResetTimer()
 			for b.Loop() {
 				up, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
@@ -129,8 +132,22 @@ func BenchmarkPlanNoChange(b *testing.B) {
 					b.Fatalf("plan replaces %v", p.RequiresReplace)
 				}
 			}
+			b.StopTimer()
+			// CPU time (all threads, the garbage collector's too) per
+			// object: unlike ns/op, it hardly depends on how busy the
+			// machine is.
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// processCPU is the user and system CPU time of this process so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // jsonOf encodes a value as Terraform writes it into a state file.

@@ -166,7 +166,7 @@ func (d *DataSource[M, P]) Configure(_ context.Context, req datasource.Configure
 
 func (d *DataSource[M, P]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m M
-	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(tfvalues.GetConfig(ctx, req.Config, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
 	md := P(&m).dataSourceMetadata()
@@ -178,5 +178,5 @@ func (d *DataSource[M, P]) Read(ctx context.Context, req datasource.ReadRequest,
 	if resp.Diagnostics.Append(d.f.Flatten(ctx, live, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(tfvalues.SetState(ctx, &resp.State, &m)...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // The framing every resource and data source shares, including those that
@@ -73,11 +74,11 @@ func PlanInputs[M any](ctx context.Context, req resource.ModifyPlanRequest, diag
 	if req.Plan.Raw.IsNull() {
 		return plan, config, nil, false
 	}
-	diags.Append(req.Plan.Get(ctx, &plan)...)
-	diags.Append(req.Config.Get(ctx, &config)...)
+	diags.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
+	diags.Append(tfvalues.GetConfig(ctx, req.Config, &config)...)
 	if !req.State.Raw.IsNull() {
 		state = new(M)
-		diags.Append(req.State.Get(ctx, state)...)
+		diags.Append(tfvalues.GetState(ctx, req.State, state)...)
 	}
 	return plan, config, state, !diags.HasError()
 }

@@ -183,7 +183,7 @@ func (r *Resource[M]) ImportState(ctx context.Context, req resource.ImportStateR
 
 func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan M
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel, ok := withTimeout(ctx, req.Plan, OpCreate, r.f.Timeouts.Create, &resp.Diagnostics)
@@ -207,7 +207,7 @@ func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, re
 			// so Terraform marks it tainted and the next apply replaces
 			// it, instead of an orphan that only an import recovers.
 			resp.Diagnostics.Append(r.f.Refresh(ctx, c, live, &plan)...)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			resp.Diagnostics.Append(tfvalues.SetState(ctx, &resp.State, &plan)...)
 		}
 		return
 	}
@@ -240,7 +240,7 @@ func writeOptions(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics)
 
 func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
-	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(tfvalues.GetState(ctx, req.State, &state)...); resp.Diagnostics.HasError() {
 		return
 	}
 	ns, name, diags := identity(ctx, req.State)
@@ -269,13 +269,13 @@ func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.Append(r.f.Refresh(ctx, Call{Op: OpRead, Meta: r.meta}, live, &state)...); resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(tfvalues.SetState(ctx, &resp.State, &state)...)
 }
 
 func (r *Resource[M]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state M
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfvalues.GetState(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -334,15 +334,10 @@ func (r *Resource[M]) Delete(ctx context.Context, req resource.DeleteRequest, re
 	resp.Diagnostics.Append(r.f.Kind.Delete(ctx, r.meta, ns, name, r.f.DeleteOptions)...)
 }
 
-// stateSetter is the part of tfsdk.State that written needs.
-type stateSetter interface {
-	Set(ctx context.Context, val any) diag.Diagnostics
-}
-
 // written finishes a create or update once the object is written: record
 // what was applied, wait (if the family waits), refresh the plan from the
 // object last seen and save it, also when the wait failed.
-func (r *Resource[M]) written(ctx context.Context, c Call, live *unstructured.Unstructured, plan, prior *M, state stateSetter, private PrivateState, out *diag.Diagnostics) {
+func (r *Resource[M]) written(ctx context.Context, c Call, live *unstructured.Unstructured, plan, prior *M, state *tfsdk.State, private PrivateState, out *diag.Diagnostics) {
 	if r.f.Record != nil {
 		out.Append(r.f.Record(ctx, plan, private)...)
 	}
@@ -355,7 +350,7 @@ func (r *Resource[M]) written(ctx context.Context, c Call, live *unstructured.Un
 		}
 	}
 	out.Append(r.f.Refresh(ctx, c, live, plan)...)
-	out.Append(state.Set(ctx, plan)...)
+	out.Append(tfvalues.SetState(ctx, state, plan)...)
 	out.Append(stateSaved(waitDiags, c.Op, r.f.Kind.Ref(live.GetNamespace(), live.GetName()))...)
 }
 

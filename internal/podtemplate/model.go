@@ -8,7 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // The model mirrors the schema one struct per nested object. Nested objects
@@ -360,7 +361,7 @@ func decode[T any](ctx context.Context, o types.Object, diags *diag.Diagnostics)
 	if o.IsNull() || o.IsUnknown() {
 		return m, false
 	}
-	d := o.As(ctx, &m, basetypes.ObjectAsOptions{})
+	d := tfvalues.As(ctx, o, &m)
 	diags.Append(d...)
 	return m, !d.HasError()
 }
@@ -384,7 +385,7 @@ func each[T any](ctx context.Context, l types.List, diags *diag.Diagnostics, fn 
 
 // encode turns a model into an object of type t.
 func encode(ctx context.Context, t types.ObjectType, m any, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValueFrom(ctx, t.AttrTypes, m)
+	o, d := tfvalues.ObjectFrom(ctx, t, m)
 	diags.Append(d...)
 	if d.HasError() {
 		return types.ObjectNull(t.AttrTypes)

@@ -30,7 +30,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
 // StringIfSet reads a string attribute value that is known and not null;
@@ -118,7 +117,7 @@ func Time(live string, prior types.String) types.String {
 
 // Object builds an object of type t from a model struct with tfsdk tags.
 func Object(ctx context.Context, t types.ObjectType, model any, diags *diag.Diagnostics) types.Object {
-	o, d := types.ObjectValueFrom(ctx, t.AttrTypes, model)
+	o, d := ObjectFrom(ctx, t, model)
 	diags.Append(d...)
 	return o
 }
@@ -138,7 +137,7 @@ func ObjectAs(ctx context.Context, o types.Object, target any, diags *diag.Diagn
 	if o.IsNull() || o.IsUnknown() {
 		return false
 	}
-	diags.Append(o.As(ctx, target, basetypes.ObjectAsOptions{})...)
+	diags.Append(As(ctx, o, target)...)
 	return !diags.HasError()
 }
 
