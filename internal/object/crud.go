@@ -248,7 +248,10 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 	if !res.Existed || res.Gone {
 		return diags
 	}
-	if err := c.WaitForDeletion(ctx, ref); err != nil {
+	// The watch confirming it is shared by every deletion of the same
+	// resource and namespace in flight (one WATCH for a whole destroy, not
+	// one per object).
+	if err := c.WaitDeleted(ctx, ref, nil); err != nil {
 		diags.Append(kube.Diagnostics(err, "wait", ref)...)
 	}
 	return diags

@@ -35,6 +35,9 @@ type Client struct {
 	raw    rest.Interface
 	mapper *RESTMapper
 
+	// deletions shares one watch among the deletions in flight.
+	deletions deletionHub
+
 	clientsetOnce sync.Once
 	clientset     kubernetes.Interface
 	clientsetErr  error
