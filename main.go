@@ -6,6 +6,8 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -27,6 +29,9 @@ func main() {
 	// The SDK's trace logs cost a fifth of the provider's CPU and are
 	// discarded by Terraform unless TF_LOG or TF_LOG_PROVIDER is set.
 	selfstats.QuietSDKLogsUnlessAsked()
+	if !debug {
+		go exitWhenOrphaned(os.Getppid(), 2*time.Second)
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address:         provider.RegistryAddress,
 		Debug:           debug,
@@ -35,5 +40,20 @@ func main() {
 	stop()
 	if err != nil {
 		log.Fatal(err)
+	}
+}
+
+// exitWhenOrphaned ends the provider once Terraform, its parent, is gone.
+// A Terraform killed with SIGKILL (a lost CI runner, the OOM killer) cannot
+// stop its plugins, and the provider, re-parented to init, would otherwise
+// run on for as long as the machine does. Nothing is lost by exiting: no one
+// is left to receive an answer, and the next apply finds what was written
+// (see the faults guide, "Interrupted applies").
+func exitWhenOrphaned(parent int, every time.Duration) {
+	for range time.Tick(every) {
+		if os.Getppid() != parent {
+			log.Printf("[WARN] terraform (pid %d) is gone; the provider exits", parent)
+			os.Exit(1)
+		}
 	}
 }

@@ -107,6 +107,14 @@ func describeError(err error, method, resource string) (string, string) {
 				"request timeout if single requests are slow."
 		}
 		fmt.Fprintf(&b, "Error: %v\n", err)
+		if isBrokenConnection(err) {
+			return "Connection to the GKE API failed", b.String() + "\nWhat to do: the provider retried the request " +
+				"(the attempts are counted above) and the connection kept breaking. Check the network path to the " +
+				"container API (proxy, firewall, VPN), then run terraform apply again: it is safe. Nothing is made " +
+				"twice: a change GKE received before a connection broke is found by the next apply (a node pool " +
+				"created is recorded in the state, or named with its import command if it could not be read), and " +
+				"updates and deletes converge when sent again."
+		}
 		return "GKE request failed", b.String()
 	}
 	writeAPIStatus(&b, err)

@@ -60,6 +60,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp, err := t.roundTripOnce(r)
+		if err != nil && req.Method != http.MethodGet && req.Method != http.MethodHead && isBrokenConnection(err) {
+			markLostAnswer(ctx)
+		}
 
 		reason, retryable := classify(req.Method, resp, err, ctx)
 		if !retryable || attempt >= attempts || !replayable(req) {

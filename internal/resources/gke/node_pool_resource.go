@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -63,10 +64,15 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	tflog.Info(ctx, "creating GKE node pool", map[string]any{"node_pool": name.String()})
-	_, err := client.RunOperation(ctx, func() (*container.Operation, error) {
+	sent := time.Now()
+	cctx, lost := gkeapi.WithLostAnswerRecord(ctx)
+	_, err := client.RunOperation(cctx, func() (*container.Operation, error) {
 		return client.Service.Projects.Locations.Clusters.NodePools.Create(name.ClusterName.String(),
-			&container.CreateNodePoolRequest{NodePool: np}).Context(ctx).Do()
+			&container.CreateNodePoolRequest{NodePool: np}).Context(cctx).Do()
 	})
+	if gkeapi.IsAlreadyExists(err) && lost.Load() {
+		err = adoptLostAnswer(ctx, client, name, "CREATE_NODE_POOL", sent, err)
+	}
 	if err != nil {
 		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodNodePoolsCreate, name.String()))
 		// An operation that failed after GKE created the pool leaves it in
@@ -83,6 +89,26 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	r.setState(ctx, got, &plan, &resp.State, resp.Private, &resp.Diagnostics)
+}
+
+// adoptLostAnswer handles a mutation that met its own earlier attempt: a
+// connection broke after the request was sent (the transport resent it),
+// and GKE answered the resend with failed, an error such as ALREADY_EXISTS
+// for a create or "already being deleted" for a delete. If GKE started an
+// operation of opType on this pool since the request was first sent, that
+// operation is the lost answer's: wait for it, and the change is made once.
+// Otherwise failed stands (for a create: the pool is someone else's).
+func adoptLostAnswer(ctx context.Context, client *gkeapi.Client, name gkeapi.NodePoolName, opType string, sent time.Time, failed error) error {
+	op, err := client.FindOperation(ctx, name.Parent(), opType, name.String(), sent)
+	if err != nil || op == nil {
+		tflog.Warn(ctx, "a GKE node pool request whose answer was lost failed when resent; no operation of ours found",
+			map[string]any{"node_pool": name.String(), "operation_type": opType, "error": fmt.Sprint(err)})
+		return failed
+	}
+	tflog.Info(ctx, "the answer to a GKE node pool request was lost; waiting for the operation it started",
+		map[string]any{"node_pool": name.String(), "operation": op.Name, "operation_type": opType})
+	_, err = client.WaitOperation(ctx, op)
+	return err
 }
 
 // stateSetter is what Create, Read and Update responses share.
@@ -247,11 +273,19 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	if !ok {
 		return
 	}
-	name := state.poolName().String()
+	pool := state.poolName()
+	name := pool.String()
 	tflog.Info(ctx, "deleting GKE node pool", map[string]any{"node_pool": name})
-	_, err := client.RunOperation(ctx, func() (*container.Operation, error) {
-		return client.Service.Projects.Locations.Clusters.NodePools.Delete(name).Context(ctx).Do()
+	sent := time.Now()
+	dctx, lost := gkeapi.WithLostAnswerRecord(ctx)
+	_, err := client.RunOperation(dctx, func() (*container.Operation, error) {
+		return client.Service.Projects.Locations.Clusters.NodePools.Delete(name).Context(dctx).Do()
 	})
+	if err != nil && !gkeapi.IsNotFound(err) && lost.Load() {
+		// Resent after its answer was lost, the delete meets its own
+		// operation ("already being deleted").
+		err = adoptLostAnswer(ctx, client, pool, "DELETE_NODE_POOL", sent, err)
+	}
 	if err != nil && !gkeapi.IsNotFound(err) {
 		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodNodePoolsDelete, name))
 	}

@@ -19,9 +19,10 @@ import (
 
 // TFWork is one working directory run with the terraform CLI.
 type TFWork struct {
-	t   *testing.T
-	bin string
-	dir string
+	t       *testing.T
+	bin     string
+	dir     string
+	plugins string
 	// Env is the environment of every command; tests may append to it
 	// (TF_LOG_PROVIDER, TF_LOG_PATH).
 	Env []string
@@ -58,13 +59,19 @@ func NewTFWork(t *testing.T) *TFWork {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	return &TFWork{t: t, bin: bin, dir: t.TempDir(), Env: []string{
+	return &TFWork{t: t, bin: bin, dir: t.TempDir(), plugins: plugins, Env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TF_CLI_CONFIG_FILE=" + rc,
 		"CHECKPOINT_DISABLE=1",
 		"TF_IN_AUTOMATION=1",
 	}}
+}
+
+// Provider is the path of the provider binary the runs use (to look for
+// provider processes left behind).
+func (w *TFWork) Provider() string {
+	return filepath.Join(w.plugins, "terraform-provider-agentsandbox")
 }
 
 // Write replaces the configuration.

@@ -30,7 +30,9 @@
 //     control plane, auto-upgrade that cannot be turned off on a release
 //     channel, GKE_METADATA that needs Workload Identity, autoscaling limits;
 //   - fault injection switchable per test: 429 with Retry-After, 503,
-//     latency, per API method and for a number of requests.
+//     latency, connection resets before a request is served or after it
+//     was (the change made, the answer lost), per API method and for a
+//     number of requests.
 //
 // What it does not do: it starts no VMs (instanceGroupUrls are the strings
 // GKE would return, nothing serves them), it does not report a node pool's

@@ -810,7 +810,7 @@ func TestOperationsList(t *testing.T) {
 // real clock: busy retries, operation polling via selfLink, failures.
 func TestProviderClientAgainstEmulator(t *testing.T) {
 	env := emutest.Start(t, gkeemu.Options{PendingDuration: 10 * time.Millisecond, RunningDuration: 50 * time.Millisecond}, gkeemu.ClusterSpec{})
-	c, err := gkeapi.NewService(context.Background(), gkeapi.Config{AccessToken: "test", Endpoint: env.URL},
+	c, err := gkeapi.NewService(context.Background(), gkeapi.Config{AccessToken: "test", Endpoint: env.URL, AllowCredentialsOverHTTP: true},
 		gkeapi.WithBusyBackoff(gkeapi.Backoff{Initial: 20 * time.Millisecond, Max: 50 * time.Millisecond}),
 		gkeapi.WithPollBackoff(gkeapi.Backoff{Initial: 10 * time.Millisecond, Max: 30 * time.Millisecond}),
 		gkeapi.WithRetry(4, gkeapi.Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond}))
@@ -850,5 +850,43 @@ func TestProviderClientAgainstEmulator(t *testing.T) {
 	d := gkeapi.ErrorDiagnostic(err, gkeapi.MethodNodePoolsSetSize, env.ClusterName+"/nodePools/sandbox")
 	if !strings.Contains(d.Detail(), "node quota exhausted") {
 		t.Errorf("diagnostic lacks GKE's message: %s", d.Detail())
+	}
+}
+
+// TestFaultResets: ResetBefore resets the connection without serving the
+// request (nothing created), ResetAfter serves it and then resets (the
+// pool exists, the answer is lost); both show as a connection reset to
+// the client, and each applies to one request.
+func TestFaultResets(t *testing.T) {
+	env := emutest.Start(t, gkeemu.Options{PendingDuration: -1, RunningDuration: -1}, gkeemu.ClusterSpec{})
+	c, err := gkeapi.NewService(context.Background(), gkeapi.Config{AccessToken: "test", Endpoint: env.URL, AllowCredentialsOverHTTP: true},
+		gkeapi.WithRetry(1, gkeapi.Backoff{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string) error {
+		_, err := c.Service.Projects.Locations.Clusters.NodePools.Create(env.ClusterName,
+			&container.CreateNodePoolRequest{NodePool: gvisorPool(name)}).Context(t.Context()).Do()
+		return err
+	}
+	for _, tc := range []struct {
+		mode    gkeemu.ResetMode
+		pool    string
+		created bool
+	}{{gkeemu.ResetBefore, "before", false}, {gkeemu.ResetAfter, "after", true}} {
+		f := env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: tc.mode})
+		err := create(tc.pool)
+		if err == nil || !strings.Contains(err.Error(), "connection reset") {
+			t.Errorf("%s: create = %v, want a connection reset", tc.pool, err)
+		}
+		if _, ok := env.NodePool(env.ClusterName + "/nodePools/" + tc.pool); ok != tc.created {
+			t.Errorf("%s: pool exists = %v, want %v", tc.pool, ok, tc.created)
+		}
+		if f.Hits() != 1 {
+			t.Errorf("%s: fault hit %d times", tc.pool, f.Hits())
+		}
+	}
+	if err := create("untouched"); err != nil {
+		t.Errorf("a create after the faults: %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package gkeemu
 
 import (
+	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -9,7 +11,9 @@ import (
 // method (one of the Method constants; "" matches every method) and HTTP
 // method ("" matches all) match. The first matching fault with hits left
 // applies: the request waits Latency, then, if Status is set, gets that
-// HTTP status with a Google-shaped error body instead of being served.
+// HTTP status with a Google-shaped error body instead of being served, or,
+// if Reset is set, has its connection reset (before or after it is
+// served).
 type Fault struct {
 	API        string // e.g. MethodNodePoolsCreate
 	HTTPMethod string // e.g. "POST"
@@ -25,10 +29,29 @@ type Fault struct {
 	Times int
 	// Message replaces the default error message.
 	Message string
+	// Reset resets the TCP connection instead of answering (Status is
+	// then ignored): ResetBefore without serving the request, as a load
+	// balancer dropping it; ResetAfter once the request has been served
+	// (the change is made, the answer is lost), the case that makes a
+	// retried create meet its own object.
+	Reset ResetMode
 
 	hits atomic.Int64
 	left int
 }
+
+// ResetMode says when a Fault resets the connection.
+type ResetMode int
+
+const (
+	// NoReset answers normally.
+	NoReset ResetMode = iota
+	// ResetBefore resets the connection without serving the request.
+	ResetBefore
+	// ResetAfter serves the request, then resets the connection instead
+	// of sending the answer.
+	ResetAfter
+)
 
 // Hits is how many requests the fault has applied to so far.
 func (f *Fault) Hits() int { return int(f.hits.Load()) }
@@ -113,3 +136,32 @@ func httpStatusName(code int) string {
 	}
 	return "UNKNOWN"
 }
+
+// resetConnection closes the client's connection with a TCP reset (linger
+// 0), so the client sees "connection reset by peer", not a clean close.
+func resetConnection(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler) // HTTP/2: the server aborts the stream
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// discardWriter is where a ResetAfter request's answer goes.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header {
+	if d.h == nil {
+		d.h = http.Header{}
+	}
+	return d.h
+}
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}

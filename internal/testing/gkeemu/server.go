@@ -150,11 +150,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if fault.Status != 0 {
+		switch {
+		case fault.Reset == ResetBefore:
+			resetConnection(w)
+			return
+		case fault.Reset == ResetAfter:
+			s.serve(&discardWriter{}, r, rt, rerr)
+			s.logf("gkeemu: %s %s served; resetting the connection instead of answering (injected)", r.Method, r.URL.Path)
+			resetConnection(w)
+			return
+		case fault.Status != 0:
 			writeError(w, fault.apiError())
 			return
 		}
 	}
+	s.serve(w, r, rt, rerr)
+}
+
+// serve answers a request that no fault stopped.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, rerr *apiError) {
 	if rerr != nil {
 		writeError(w, rerr)
 		return
