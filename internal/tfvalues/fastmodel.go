@@ -243,3 +243,15 @@ func SetState(ctx context.Context, s *tfsdk.State, model any) diag.Diagnostics {
 	}
 	return s.Set(ctx, model)
 }
+
+// SetPlanAttribute sets the attribute at p of the plan to v unless it
+// holds v already. The framework's SetAttribute rebuilds the whole plan
+// value, whatever it sets: for a resource with a large nested attribute
+// that is a good part of a ModifyPlan, and with no change it is all waste.
+func SetPlanAttribute(ctx context.Context, plan *tfsdk.Plan, p path.Path, v attr.Value) diag.Diagnostics {
+	var cur attr.Value
+	if d := plan.GetAttribute(ctx, p, &cur); !d.HasError() && cur != nil && cur.Equal(v) {
+		return nil
+	}
+	return plan.SetAttribute(ctx, p, v)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -228,4 +229,34 @@ func sameDiags(a, b diag.Diagnostics) bool {
 		}
 	}
 	return true
+}
+
+// SetPlanAttribute writes what SetAttribute writes, and nothing when the
+// plan holds the value already.
+func TestSetPlanAttribute(t *testing.T) {
+	ctx := context.Background()
+	s := schema.Schema{Attributes: map[string]schema.Attribute{
+		"name":     schema.StringAttribute{Required: true},
+		"rendered": schema.StringAttribute{Computed: true},
+	}}
+	typ := s.Type().TerraformType(ctx)
+	plan := tfsdk.Plan{Schema: s, Raw: tftypes.NewValue(typ, map[string]tftypes.Value{
+		"name": tftypes.NewValue(tftypes.String, "a"), "rendered": tftypes.NewValue(tftypes.String, tftypes.UnknownValue),
+	})}
+	for _, v := range []types.String{types.StringValue("{}"), types.StringValue("{}"), types.StringNull(), types.StringUnknown()} {
+		want := plan
+		if d := want.SetAttribute(ctx, path.Root("rendered"), v); d.HasError() {
+			t.Fatal(d)
+		}
+		if d := SetPlanAttribute(ctx, &plan, path.Root("rendered"), v); d.HasError() {
+			t.Fatal(d)
+		}
+		if !plan.Raw.Equal(want.Raw) {
+			t.Fatalf("after setting %v: %v, want %v", v, plan.Raw, want.Raw)
+		}
+	}
+	// A path the schema does not have is the framework's error.
+	if d := SetPlanAttribute(ctx, &plan, path.Root("nope"), types.StringValue("x")); !d.HasError() {
+		t.Fatal("no error for an unknown attribute")
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -74,7 +75,7 @@ func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.Mod
 		return // destroy
 	}
 	var plan resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -89,7 +90,7 @@ func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		rendered = types.StringValue(s)
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("rendered"), rendered)...)
+	resp.Diagnostics.Append(tfvalues.SetPlanAttribute(ctx, &resp.Plan, path.Root("rendered"), rendered)...)
 
 	if !plan.Template.IsNull() && !plan.Template.IsUnknown() && !plan.Name.IsUnknown() &&
 		plan.Name.ValueString() == sandboxapi.TemplateNetworkPolicyName(plan.Template.ValueString()) {

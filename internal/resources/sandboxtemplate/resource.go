@@ -14,6 +14,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -72,7 +73,7 @@ func refresh(ctx context.Context, c object.Call, live *unstructured.Unstructured
 // claim template names, and a warning for rules the controller ignores.
 func (r *templateResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m resourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(tfvalues.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -108,7 +109,7 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	rendered, diags := renderedRules(ctx, np)
 	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("network_policy_rendered"), rendered)...)
+	resp.Diagnostics.Append(tfvalues.SetPlanAttribute(ctx, &resp.Plan, path.Root("network_policy_rendered"), rendered)...)
 
 	var pt, prior types.Object
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("pod_template"), &pt)...)

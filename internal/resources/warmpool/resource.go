@@ -17,6 +17,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -117,8 +118,8 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return // destroy
 	}
 	var plan, config resourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(tfvalues.GetConfig(ctx, req.Config, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -143,8 +144,8 @@ func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	} else {
 		plan.Selector = types.StringValue(sandboxapi.WarmPoolSelector(plan.Name.ValueString()))
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("replicas"), plan.Replicas)...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("selector"), plan.Selector)...)
+	resp.Diagnostics.Append(tfvalues.SetPlanAttribute(ctx, &resp.Plan, path.Root("replicas"), plan.Replicas)...)
+	resp.Diagnostics.Append(tfvalues.SetPlanAttribute(ctx, &resp.Plan, path.Root("selector"), plan.Selector)...)
 	// The template is not looked up while planning: it is usually created
 	// in the same apply, which a plan cannot tell from a mistyped name (see
 	// object.Lookup). It is checked, as an error, just before the write
