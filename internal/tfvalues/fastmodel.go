@@ -255,3 +255,20 @@ func SetPlanAttribute(ctx context.Context, plan *tfsdk.Plan, p path.Path, v attr
 	}
 	return plan.SetAttribute(ctx, p, v)
 }
+
+// RawAttributeEqual reports whether two values of the same object type
+// (a plan and the prior state) hold the same value for their top-level
+// attribute name, comparing Terraform's values without converting them to
+// framework values; false when either cannot be read.
+func RawAttributeEqual(a, b tftypes.Value, name string) bool {
+	if a.IsNull() || b.IsNull() || !a.IsKnown() || !b.IsKnown() {
+		return false
+	}
+	var am, bm map[string]tftypes.Value
+	if a.As(&am) != nil || b.As(&bm) != nil {
+		return false
+	}
+	av, okA := am[name]
+	bv, okB := bm[name]
+	return okA && okB && av.Equal(bv)
+}

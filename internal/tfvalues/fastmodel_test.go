@@ -260,3 +260,29 @@ func TestSetPlanAttribute(t *testing.T) {
 		t.Fatal("no error for an unknown attribute")
 	}
 }
+
+func TestRawAttributeEqual(t *testing.T) {
+	typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"a": tftypes.String, "b": tftypes.String}}
+	obj := func(a, b any) tftypes.Value {
+		return tftypes.NewValue(typ, map[string]tftypes.Value{"a": tftypes.NewValue(tftypes.String, a), "b": tftypes.NewValue(tftypes.String, b)})
+	}
+	cases := []struct {
+		x, y tftypes.Value
+		want bool
+	}{
+		{obj("1", "2"), obj("1", "3"), true},
+		{obj("1", "2"), obj("9", "2"), false},
+		{obj(nil, "2"), obj(nil, "3"), true},
+		{obj(tftypes.UnknownValue, "2"), obj(tftypes.UnknownValue, "2"), true},
+		{obj("1", "2"), tftypes.NewValue(typ, nil), false},
+		{tftypes.NewValue(typ, tftypes.UnknownValue), obj("1", "2"), false},
+	}
+	for i, c := range cases {
+		if got := RawAttributeEqual(c.x, c.y, "a"); got != c.want {
+			t.Errorf("case %d: %v, want %v", i, got, c.want)
+		}
+	}
+	if RawAttributeEqual(obj("1", "2"), obj("1", "2"), "missing") {
+		t.Error("an attribute the type does not have compares equal")
+	}
+}

@@ -111,6 +111,12 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(tfvalues.SetPlanAttribute(ctx, &resp.Plan, path.Root("network_policy_rendered"), rendered)...)
 
+	// Both checks look only at what is new or changed: an unchanged pod
+	// template (every plan of an existing template that does not touch it)
+	// is not even converted.
+	if !req.State.Raw.IsNull() && tfvalues.RawAttributeEqual(req.Plan.Raw, req.State.Raw, "pod_template") {
+		return
+	}
 	var pt, prior types.Object
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("pod_template"), &pt)...)
 	if !req.State.Raw.IsNull() {
