@@ -89,6 +89,24 @@ func TestSmoke(t *testing.T) {
 			if writes != int64(objects) {
 				t.Errorf("update: %d writes, want one per object (%d): %v", writes, objects, own)
 			}
+		case "destroy":
+			// The refresh's GET and one DELETE per object; deletions still
+			// pending (the warm pools, deleted in the foreground) share one
+			// watch, and a pool gone before that watch saw it costs one
+			// more GET.
+			var deletes, watches int64
+			for k, n := range r.ProviderRequests {
+				switch {
+				case strings.HasPrefix(k, "DELETE "):
+					deletes += n
+				case strings.HasPrefix(k, "WATCH "):
+					watches += n
+				}
+			}
+			if deletes != int64(objects) || gets > int64(objects)+int64(objects)/3 || watches > 1 {
+				t.Errorf("destroy: %d DELETEs, %d reads, %d watches; want one DELETE and one GET per object (%d), at most one GET more per warm pool, one shared watch: %v",
+					deletes, gets, watches, objects, r.ProviderRequests)
+			}
 		}
 	}
 	for _, p := range []string{"apply", "plan", "plan -refresh=false", "apply -refresh-only", "update", "plan after update", "destroy"} {
