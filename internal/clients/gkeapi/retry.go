@@ -35,11 +35,18 @@ func (c *Client) Do(ctx context.Context, fn func() error) error {
 	if !hasDeadline {
 		deadline = start.Add(DefaultBusyLimit)
 	}
+	var lastBusy error
 	for attempt := 1; ; attempt++ {
 		err := fn()
+		if err != nil && lastBusy != nil && ctx.Err() != nil && !IsClusterBusy(err) {
+			// The deadline ran out while a retry was in flight: what the
+			// user needs to know is that the cluster stayed busy.
+			return &ClusterBusyError{Attempts: attempt - 1, Waited: time.Since(start), Err: lastBusy}
+		}
 		if err == nil || !IsClusterBusy(err) {
 			return err
 		}
+		lastBusy = err
 		wait := jitter(c.busy.delay(attempt))
 		if time.Until(deadline) < wait {
 			return &ClusterBusyError{Attempts: attempt, Waited: time.Since(start), Err: err}
