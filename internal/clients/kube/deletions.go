@@ -171,14 +171,7 @@ func (h *deletionHub) stopLocked(dw *deletionWatch) {
 func (h *deletionHub) start(c *Client, key groupKey) *deletionWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	dw := &deletionWatch{key: key, stop: cancel, waiters: map[string]map[*deletionWaiter]bool{}}
-	ri := c.watchDynamic.Resource(key.gvr)
-	var res interface {
-		List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
-		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
-	} = ri
-	if key.namespace != "" {
-		res = ri.Namespace(key.namespace)
-	}
+	res := c.listWatcher(key.gvr, key.namespace)
 	note := func(err error) {
 		if err == nil {
 			return

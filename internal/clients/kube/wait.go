@@ -295,17 +295,23 @@ func (w *waiter) run(ctx context.Context, c *Client) error {
 	return &WaitError{Goal: w.goal, Elapsed: time.Since(w.start), Pending: w.pendingLocked(), Err: err}
 }
 
+// listWatcher lists and watches gvr in namespace (every namespace, or a
+// cluster-scoped kind, when namespace is "") through the watch client.
+func (c *Client) listWatcher(gvr schema.GroupVersionResource, namespace string) interface {
+	List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+} {
+	ri := c.watchDynamic.Resource(gvr)
+	if namespace != "" {
+		return ri.Namespace(namespace)
+	}
+	return ri
+}
+
 // watchTarget list+watches one target until it is done, ctx ends or a
 // fatal error occurs; a nil return with ctx done means "gave up".
 func (w *waiter) watchTarget(ctx context.Context, c *Client, t *waitTarget) error {
-	ri := c.watchDynamic.Resource(t.gvr)
-	var res interface {
-		List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error)
-		Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
-	} = ri
-	if t.namespace != "" {
-		res = ri.Namespace(t.namespace)
-	}
+	res := c.listWatcher(t.gvr, t.namespace)
 	// A fatal list or watch error (403, type not served) would otherwise
 	// have the informer retry silently until the deadline.
 	tctx, cancel := context.WithCancel(ctx)
