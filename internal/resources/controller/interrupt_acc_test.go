@@ -22,26 +22,7 @@ func TestAccController_interruptedInstall(t *testing.T) {
 	acctest.PreCheck(t)
 	rs := newReleaseServer(t)
 	w := acctest.NewTFWork(t)
-	config := func(extra string) string {
-		return fmt.Sprintf(`terraform {
-  required_providers {
-    agentsandbox = { source = "agentsandbox/agentsandbox" }
-  }
-}
-
-provider "agentsandbox" {
-  kubernetes {
-    config_path = %s
-  }
-}
-
-resource "agentsandbox_controller" "test" {
-  version          = "v1.0.7"
-  release_base_url = %q
-%s
-}
-`, acctest.HCLString(acctest.Kubeconfig()), rs.URL, extra)
-	}
+	config := func(extra string) string { return cliInstallConfig(rs.URL, extra) }
 	// The controller's pods fit no node: the install waits.
 	w.Write(config(`  controller = { node_selector = { "cloud.google.com/gke-nodepool" = "no-such-pool" } }`))
 	p := w.Start("apply", "-auto-approve", "-input=false")
@@ -80,4 +61,29 @@ resource "agentsandbox_controller" "test" {
 	if err := checkGone(controllerDeployment)(nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cliInstallConfig is a whole configuration for the terraform CLI (acctest.TFWork):
+// an agentsandbox_controller installing v1.0.7 from the test's release server
+// at releaseURL, with extra lines inside the resource. The pods fit no node
+// when extra says so, which keeps the install waiting for its Deployment.
+func cliInstallConfig(releaseURL, extra string) string {
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    agentsandbox = { source = "agentsandbox/agentsandbox" }
+  }
+}
+
+provider "agentsandbox" {
+  kubernetes {
+    config_path = %s
+  }
+}
+
+resource "agentsandbox_controller" "test" {
+  version          = "v1.0.7"
+  release_base_url = %q
+%s
+}
+`, acctest.HCLString(acctest.Kubeconfig()), releaseURL, extra)
 }

@@ -30,26 +30,7 @@ func TestAccController_killedInstall(t *testing.T) {
 	acctest.PreCheck(t)
 	rs := newReleaseServer(t)
 	w := acctest.NewTFWork(t)
-	config := func(extra string) string {
-		return fmt.Sprintf(`terraform {
-  required_providers {
-    agentsandbox = { source = "agentsandbox/agentsandbox" }
-  }
-}
-
-provider "agentsandbox" {
-  kubernetes {
-    config_path = %s
-  }
-}
-
-resource "agentsandbox_controller" "test" {
-  version          = "v1.0.7"
-  release_base_url = %q
-%s
-}
-`, acctest.HCLString(acctest.Kubeconfig()), rs.URL, extra)
-	}
+	config := func(extra string) string { return cliInstallConfig(rs.URL, extra) }
 	// The controller's pods fit no node: the install waits.
 	w.Write(config(`  controller = { node_selector = { "cloud.google.com/gke-nodepool" = "no-such-pool" } }`))
 	p := w.Start("apply", "-auto-approve", "-input=false")
