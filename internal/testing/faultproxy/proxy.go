@@ -61,7 +61,8 @@ const (
 	// KindDelay waits Rule.Delay, then forwards the request.
 	KindDelay Kind = "delay"
 	// KindDropWatch forwards a request and cuts the response stream
-	// Rule.Delay after it started (for a watch: a dropped watch).
+	// Rule.Delay after it started (for a watch: a dropped watch). A
+	// watch the client ends before then does not use up the rule.
 	KindDropWatch Kind = "drop-watch"
 )
 
@@ -93,6 +94,13 @@ type Rule struct {
 	// Delay is how long KindDelay waits and after how long KindDropWatch
 	// cuts the stream.
 	Delay time.Duration
+	// AtEvent, when positive, makes KindDropWatch cut the stream instead
+	// of passing on its AtEvent-th chunk (1: the first) and ignore Delay.
+	// The API server writes and flushes each watch event on its own, so a
+	// chunk is an event: the client loses the event it was waiting for
+	// with the connection, the fault a wait must survive, whatever the
+	// timing of the wait.
+	AtEvent int
 
 	mu      sync.Mutex
 	skipped int
@@ -164,6 +172,19 @@ func (r *Rule) take() bool {
 	}
 	r.hits++
 	return true
+}
+
+// giveBack undoes one take: a KindDropWatch rule whose watch ended before
+// the cut did nothing, so it stays for the next matching watch. A rule's
+// Times then counts streams really cut, whatever the timing of the waits
+// that open them.
+func (r *Rule) giveBack() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hits--
+	if r.left >= 0 {
+		r.left++
+	}
 }
 
 func isWatch(req *http.Request) bool {
@@ -344,6 +365,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// The reverse proxy aborts the response (closing the connection
 		// mid-stream) when the upstream body fails, which is what a
 		// dropped watch looks like to the client.
+		if rule.AtEvent > 0 {
+			cw := &cutWriter{ResponseWriter: w, at: rule.AtEvent}
+			defer func() {
+				if cw.cut {
+					p.count(KindDropWatch)
+					panic(http.ErrAbortHandler)
+				}
+				rule.giveBack()
+				if v := recover(); v != nil {
+					panic(v)
+				}
+			}()
+			p.rp.ServeHTTP(cw, req)
+			return
+		}
 		ctx, cancel := context.WithTimeout(req.Context(), rule.Delay)
 		defer cancel()
 		// Deferred: the reverse proxy panics with http.ErrAbortHandler
@@ -351,6 +387,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		defer func() {
 			if req.Context().Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				p.count(KindDropWatch)
+			} else {
+				rule.giveBack()
 			}
 		}()
 		p.rp.ServeHTTP(w, req.WithContext(ctx))
@@ -359,6 +397,40 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, http.StatusInternalServerError, "faultproxy: unknown fault kind "+string(rule.Kind), 0)
 	}
 }
+
+// cutWriter passes a response on until its at-th body write, which it
+// refuses instead: the reverse proxy then stops copying and aborts the
+// response. The status line and headers are flushed at once, so the client
+// sees a watch that started and then broke, not a failed request.
+type cutWriter struct {
+	http.ResponseWriter
+	at, writes int
+	cut        bool
+}
+
+func (c *cutWriter) WriteHeader(code int) {
+	c.ResponseWriter.WriteHeader(code)
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (c *cutWriter) Write(b []byte) (int, error) {
+	c.writes++
+	if c.writes >= c.at {
+		c.cut = true
+		return 0, errCut
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *cutWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok && !c.cut {
+		f.Flush()
+	}
+}
+
+var errCut = errors.New("faultproxy: watch cut")
 
 // reset closes the client's connection with a TCP RST (SO_LINGER 0), so the
 // client sees "connection reset by peer".

@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -185,6 +186,86 @@ func TestDropWatch(t *testing.T) {
 	// A non-watch GET is not affected.
 	if resp, _, err := do(t, http.MethodGet, p.URL+"/api/v1/pods"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("list got %v %v", resp, err)
+	}
+}
+
+// A watch the client gives up before the cut does not use up the rule: the
+// next watch is the one cut.
+func TestDropWatchSpentOnlyOnACut(t *testing.T) {
+	p, _ := start(t)
+	rule := p.Inject(&Rule{Kind: KindDropWatch, Watch: Bool(true), Delay: 300 * time.Millisecond})[0]
+	watch := func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/api/v1/pods?watch=true", nil)
+		return http.DefaultClient.Do(req)
+	}
+	// The first watcher leaves once it has its first event.
+	ctx, cancel := context.WithCancel(t.Context())
+	resp, err := watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bufio.NewScanner(resp.Body).Scan() {
+		t.Fatal("no event on the first watch")
+	}
+	cancel()
+	_ = resp.Body.Close()
+	// The proxy notices the client left; the rule is given back.
+	deadline := time.Now().Add(5 * time.Second)
+	for rule.Hits() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rule.Hits() != 0 || p.Injected()[KindDropWatch] != 0 {
+		t.Fatalf("after a watch the client ended itself: rule hits %d, injected %v; want 0 and none", rule.Hits(), p.Injected())
+	}
+	// The second watcher reads until the proxy cuts the stream.
+	resp, err = watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+	}
+	if sc.Err() == nil {
+		t.Errorf("the second watch ended cleanly; want it cut")
+	}
+	if rule.Hits() != 1 || p.Injected()[KindDropWatch] != 1 {
+		t.Errorf("rule hits %d, injected %v; want the second watch cut, once", rule.Hits(), p.Injected())
+	}
+}
+
+// With AtEvent the stream starts (status and headers arrive) and breaks
+// where the event would have been: the client gets no event at all.
+func TestDropWatchAtEvent(t *testing.T) {
+	p, _ := start(t)
+	p.Inject(&Rule{Kind: KindDropWatch, Watch: Bool(true), AtEvent: 1})
+	read := func() (int, int, error) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, p.URL+"/api/v1/pods?watch=true", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		lines := 0
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines++
+			if lines == 3 {
+				return resp.StatusCode, lines, nil
+			}
+		}
+		return resp.StatusCode, lines, sc.Err()
+	}
+	code, lines, err := read()
+	if code != http.StatusOK || lines != 0 || err == nil {
+		t.Fatalf("cut watch: status %d, %d events, read error %v; want 200, no event and an unexpected EOF", code, lines, err)
+	}
+	if p.Injected()[KindDropWatch] != 1 {
+		t.Errorf("injected %v, want one dropped watch", p.Injected())
+	}
+	// The rule was for one watch: the next one streams.
+	if code, lines, err := read(); code != http.StatusOK || lines != 3 || err != nil {
+		t.Fatalf("next watch: status %d, %d events, error %v; want events", code, lines, err)
 	}
 }
 

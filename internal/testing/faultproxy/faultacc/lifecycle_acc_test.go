@@ -155,8 +155,9 @@ func transientFaults() []*fp.Rule {
 		// Reads.
 		{Kind: fp.KindStatus, Method: http.MethodGet, Watch: notWatches, Status: http.StatusServiceUnavailable, Times: 2},
 		{Kind: fp.KindReset, Method: http.MethodGet, Watch: notWatches, Skip: 3, Times: 2},
-		// Waits: watches cut mid-stream, and slow answers.
-		{Kind: fp.KindDropWatch, Watch: fp.Bool(true), Delay: 150 * time.Millisecond, Times: 6},
+		// Waits: watches cut where the event a wait needs would have been
+		// (the event is lost with the connection), and slow answers.
+		{Kind: fp.KindDropWatch, Watch: fp.Bool(true), AtEvent: 1, Times: 4},
 		{Kind: fp.KindDelay, Delay: 1500 * time.Millisecond, Skip: 2, Times: 4},
 	}
 }
