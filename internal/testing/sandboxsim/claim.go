@@ -86,7 +86,7 @@ type claimReconciler struct {
 	client         client.Client
 	reader         client.Reader
 	scheme         *runtime.Scheme
-	allowedDomains []string
+	allowedDomains *labelDomains
 	profile        releases.Profile
 }
 
@@ -360,7 +360,7 @@ func claimReadyCondition(sb *agentsv1beta1.Sandbox, err error, expired bool) (co
 }
 
 func (r *claimReconciler) reconcileActive(ctx context.Context, claim *extv1beta1.SandboxClaim) (*agentsv1beta1.Sandbox, error) {
-	if err := validateAdditionalPodMetadata(&claim.Spec.AdditionalPodMetadata, r.allowedDomains); err != nil {
+	if err := validateAdditionalPodMetadata(&claim.Spec.AdditionalPodMetadata, r.allowedDomains.get()); err != nil {
 		return nil, fmt.Errorf("%w: %w", errInvalidMetadata, err)
 	}
 	if sb, err := r.boundSandbox(ctx, claim); err != nil || sb != nil {
@@ -775,7 +775,7 @@ func validateAdditionalPodMetadata(md *agentsv1beta1.PodMetadata, allowed []stri
 		if !hasPrefix {
 			return fmt.Errorf("label %q needs a domain prefix such as %s/", k, allowed[0])
 		}
-		if !inDomain(strings.ToLower(prefix), allowed) {
+		if !sandboxapi.LabelDomainAllowed(prefix, allowed) {
 			return fmt.Errorf("label domain %q is not in the allowed list %v", prefix, allowed)
 		}
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {

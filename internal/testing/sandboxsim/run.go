@@ -12,7 +12,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -49,7 +52,7 @@ const (
 	DefaultClusterDomain = "cluster.local"
 	// DefaultAllowedLabelDomain is upstream's default for the label domains a
 	// claim's additionalPodMetadata may use.
-	DefaultAllowedLabelDomain = "sandbox.users.io"
+	DefaultAllowedLabelDomain = sandboxapi.DefaultAllowedLabelDomain
 	// DefaultWorkers is the number of concurrent reconciles per controller.
 	DefaultWorkers = 4
 
@@ -95,10 +98,12 @@ type Options struct {
 	// Workers is the number of concurrent reconciles per controller; default
 	// DefaultWorkers.
 	Workers int
-	// AllowedLabelDomains are the label prefixes a SandboxClaim may add through
-	// additionalPodMetadata (upstream's allowed-label-domains setting); default
-	// DefaultAllowedLabelDomain.
-	AllowedLabelDomains []string
+	// ConfigNamespace is the namespace of the controller whose part the
+	// stand-in plays: the allowed label domains are read from the ConfigMap
+	// agent-sandbox-config there when the stand-in starts and whenever the
+	// Deployment agent-sandbox-controller there rolls out, as the real
+	// controller reads them (see config.go). Default DefaultConfigNamespace.
+	ConfigNamespace string
 
 	// Profile is the upstream release whose controller behaviour the
 	// stand-in follows where releases differ (package releases): the claim's
@@ -139,8 +144,8 @@ func (o Options) withDefaults() Options {
 	if o.ClusterDomain == "" {
 		o.ClusterDomain = DefaultClusterDomain
 	}
-	if len(o.AllowedLabelDomains) == 0 {
-		o.AllowedLabelDomains = []string{DefaultAllowedLabelDomain}
+	if o.ConfigNamespace == "" {
+		o.ConfigNamespace = DefaultConfigNamespace
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
@@ -274,6 +279,13 @@ func runManager(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, o
 			// Nothing here reads managedFields; dropping them halves cache memory.
 			DefaultTransform:  cache.TransformStripManagedFields(),
 			DefaultNamespaces: namespaceConfig(o.Namespaces),
+			ByObject: map[client.Object]cache.ByObject{
+				// Only the controller Deployment, for its rollouts.
+				&appsv1.Deployment{}: {
+					Namespaces: map[string]cache.Config{o.ConfigNamespace: {}},
+					Field:      fields.OneTermEqualSelector("metadata.name", controllerDeploymentName),
+				},
+			},
 		},
 		Controller: config.Controller{SkipNameValidation: &skipNameValidation},
 	})
@@ -285,7 +297,13 @@ func runManager(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, o
 			return setupError{err}
 		}
 	}
-	if err := setupControllers(mgr, o); err != nil {
+	// Read at every start, as the controller does (a manager that stopped
+	// and starts again is a restarted controller).
+	domains := &labelDomains{reader: mgr.GetAPIReader(), namespace: o.ConfigNamespace, logger: logger}
+	if err := domains.load(ctx); err != nil {
+		return fmt.Errorf("reading the allowed label domains: %w", err)
+	}
+	if err := setupControllers(mgr, o, domains); err != nil {
 		return setupError{err}
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -315,7 +333,7 @@ func namespaceConfig(namespaces []string) map[string]cache.Config {
 }
 
 // setupControllers registers the four reconcilers with mgr.
-func setupControllers(mgr ctrl.Manager, o Options) error {
+func setupControllers(mgr ctrl.Manager, o Options, domains *labelDomains) error {
 	if err := setupIndexes(mgr); err != nil {
 		return err
 	}
@@ -328,8 +346,11 @@ func setupControllers(mgr ctrl.Manager, o Options) error {
 	if err := (&warmPoolReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), profile: o.Profile}).setup(mgr); err != nil {
 		return fmt.Errorf("setting up the SandboxWarmPool controller: %w", err)
 	}
-	if err := (&claimReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), allowedDomains: o.AllowedLabelDomains, profile: o.Profile}).setup(mgr, o.Workers); err != nil {
+	if err := (&claimReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), scheme: mgr.GetScheme(), allowedDomains: domains, profile: o.Profile}).setup(mgr, o.Workers); err != nil {
 		return fmt.Errorf("setting up the SandboxClaim controller: %w", err)
+	}
+	if err := domains.setup(mgr); err != nil {
+		return fmt.Errorf("setting up the watch of the controller Deployment: %w", err)
 	}
 	return nil
 }
