@@ -3,13 +3,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 	"os"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/selfstats"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
@@ -32,11 +31,13 @@ func main() {
 	if !debug {
 		go exitWhenOrphaned(os.Getppid(), 2*time.Second)
 	}
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address:         provider.RegistryAddress,
-		Debug:           debug,
-		ProtocolVersion: 6,
-	})
+	// What providerserver.Serve does, with the fast path in front of the
+	// framework's server (provider.NewProtocol6, package fastpath).
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	err := tf6server.Serve(provider.RegistryAddress, provider.NewProtocol6(version), opts...)
 	stop()
 	if err != nil {
 		log.Fatal(err)

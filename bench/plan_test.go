@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -85,8 +84,16 @@ func stateFor(t testing.TB, s *protocoltest.Server, typeName string, cfg map[str
 
 func BenchmarkPlanNoChange(b *testing.B) {
 	s := protocoltest.New(b, provider.New("bench"))
-	srv := providerserver.NewProtocol6(provider.New("bench")())()
+	// The server Terraform gets (with the fast path), configured as by
+	// the benchmark's provider block (settings only: nothing is
+	// contacted while planning unchanged objects).
+	srv := provider.NewProtocol6("bench")()
 	ctx := context.Background()
+	conf, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: protocoltest.Dynamic(b, s.ProviderType(b),
+		map[string]any{"kubernetes": map[string]any{"host": "https://127.0.0.1:1", "token": "bench"}})})
+	if err != nil || hasError(conf.Diagnostics) {
+		b.Fatalf("configure: %v %v", err, describe(conf.Diagnostics))
+	}
 	for _, typeName := range []string{"agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_network_policy"} {
 		b.Run(typeName, func(b *testing.B) {
 			typ := s.ResourceType(b, typeName)

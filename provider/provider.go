@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -45,6 +46,17 @@ type agentSandboxProvider struct {
 	// lookupEnv is os.LookupEnv in production; tests replace it so that
 	// precedence can be checked without touching the process environment.
 	lookupEnv func(string) (string, bool)
+	// configured is what Configure handed to resources, for the fast path
+	// (provider/server.go), which configures resources the way the
+	// framework does.
+	configured atomic.Pointer[conn.Meta]
+}
+
+// resourceData returns what Configure handed to resources, and false
+// before Configure has run.
+func (p *agentSandboxProvider) resourceData() (any, bool) {
+	m := p.configured.Load()
+	return m, m != nil
 }
 
 func (p *agentSandboxProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -85,6 +97,7 @@ func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.Confi
 	meta := conn.New(settings)
 	resp.ResourceData = meta
 	resp.DataSourceData = meta
+	p.configured.Store(meta)
 }
 
 func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Resource {

@@ -353,6 +353,11 @@ func (sameQuantity) Description(context.Context) string {
 }
 func (v sameQuantity) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
+// InertWhenUnchanged marks the modifier as a no-op on an unchanged plan
+// (fastpath.InertWhenUnchanged): equal values keep the prior spelling,
+// which is the planned one.
+func (sameQuantity) InertWhenUnchanged() {}
+
 func (sameQuantity) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
 		return

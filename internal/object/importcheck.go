@@ -51,6 +51,11 @@ func (m importedName) Description(context.Context) string {
 
 func (m importedName) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
 
+// InertWhenUnchanged marks the modifier as a no-op on an unchanged plan
+// without private state (fastpath.InertWhenUnchanged): it acts only on an
+// import marker, which lives in the private state.
+func (importedName) InertWhenUnchanged() {}
+
 func (m importedName) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.Private == nil || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return

@@ -6,7 +6,8 @@
 //	AGENTSANDBOX_CPUPROFILE_DIR  write a pprof CPU profile of the whole process to DIR/cpu-<pid>.pprof
 //	AGENTSANDBOX_STATS_DIR       write DIR/stats-<pid>.json on exit: API requests by method and
 //	                             resource path (the counters of internal/clients/kube), retries,
-//	                             CPU seconds and peak RSS of the process
+//	                             CPU seconds and peak RSS of the process, and what
+//	                             package fastpath answered itself
 //
 // Both are off unless set; unset, Start costs one environment lookup each.
 // The files are written when Serve returns, i.e. when Terraform shuts the
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 )
 
 // Environment variables read by Start.
@@ -42,6 +44,17 @@ type Stats struct {
 	Requests map[string]int64 `json:"requests"`
 	Total    int64            `json:"requests_total"`
 	Retries  int64            `json:"retries"`
+	// FastPath counts the calls package fastpath answered itself (plans
+	// of unchanged resources, state upgrades) and the plans it left to
+	// the framework.
+	FastPath FastPathCounts `json:"fastpath"`
+}
+
+// FastPathCounts are fastpath.Counts.
+type FastPathCounts struct {
+	PlansFast      int64 `json:"plans_answered"`
+	PlansFramework int64 `json:"plans_to_framework"`
+	UpgradesFast   int64 `json:"upgrades_answered"`
 }
 
 // Start begins what the environment asks for and returns the function that
@@ -82,6 +95,7 @@ func write(dir string, t0 time.Time) error {
 		Total:    kube.RequestCount(),
 		Retries:  kube.RetryCount(),
 	}
+	s.FastPath.PlansFast, s.FastPath.PlansFramework, s.FastPath.UpgradesFast = fastpath.Counts()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)

@@ -42,7 +42,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
@@ -61,7 +60,7 @@ const ProviderName = provider.TypeName
 // package kube are shared, which is what the request-cost tests read.
 var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	ProviderName: func() (tfprotov6.ProviderServer, error) {
-		return providerserver.NewProtocol6WithError(provider.New("test")())()
+		return provider.NewProtocol6WithError("test")()
 	},
 }
 

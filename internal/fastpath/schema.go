@@ -1,0 +1,457 @@
+package fastpath
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// InertWhenUnchanged is implemented by a provider's own plan modifiers that
+// change nothing and say nothing when the planned value equals the prior
+// state and the prior private state is empty. A resource type whose schema
+// holds any other plan modifier than these and the framework's own
+// UseStateForUnknown and RequiresReplace/RequiresReplaceIf (which return
+// early on an unchanged value) is never answered by the fast path.
+type InertWhenUnchanged interface {
+	InertWhenUnchanged()
+}
+
+// inertModifiers are the framework's plan modifiers that change nothing on
+// an unchanged value: UseStateForUnknown acts only on unknown planned
+// values (an unchanged plan has none), RequiresReplace and RequiresReplaceIf
+// return before anything else when the planned value equals the state
+// (terraform-plugin-framework v1.19, resource/schema/*planmodifier).
+var inertModifiers = typesOf(
+	boolplanmodifier.UseStateForUnknown(), boolplanmodifier.RequiresReplace(),
+	float64planmodifier.UseStateForUnknown(), float64planmodifier.RequiresReplace(),
+	int64planmodifier.UseStateForUnknown(), int64planmodifier.RequiresReplace(),
+	listplanmodifier.UseStateForUnknown(), listplanmodifier.RequiresReplace(),
+	mapplanmodifier.UseStateForUnknown(), mapplanmodifier.RequiresReplace(),
+	objectplanmodifier.UseStateForUnknown(), objectplanmodifier.RequiresReplace(),
+	setplanmodifier.UseStateForUnknown(), setplanmodifier.RequiresReplace(),
+	stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace(),
+)
+
+// staticDefaults are the framework's constant defaults: their value does
+// not depend on the path or anything else, so it is computed once.
+var staticDefaults = typesOf(
+	booldefault.StaticBool(false), int64default.StaticInt64(0), stringdefault.StaticString(""),
+	listdefault.StaticValue(types.ListNull(types.StringType)), mapdefault.StaticValue(types.MapNull(types.StringType)),
+	objectdefault.StaticValue(types.ObjectNull(nil)),
+)
+
+func typesOf(vs ...any) map[reflect.Type]bool {
+	m := make(map[reflect.Type]bool, len(vs))
+	for _, v := range vs {
+		m[reflect.TypeOf(v)] = true
+	}
+	return m
+}
+
+// typeInfo is what the fast path needs to know about one resource type,
+// derived once from its schema.
+type typeInfo struct {
+	factory func() resource.Resource
+	schema  schema.Schema
+	tfType  tftypes.Type
+	version int64
+	// defaults are the attributes with a schema default at or below them.
+	defaults []*node
+	// planOK says whether unchanged plans of this type may be answered by
+	// the fast path; why says why not.
+	planOK bool
+	why    string
+}
+
+// nesting of a node's children.
+const (
+	nestNone = iota
+	nestSingle
+	nestList
+	nestMap
+)
+
+// node is an attribute with a default at or below it.
+type node struct {
+	name     string
+	def      *tftypes.Value // the default, nil when only attributes below have one
+	nesting  int
+	children []*node
+}
+
+func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInfo {
+	r := factory()
+	var sresp resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sresp)
+	ti := &typeInfo{factory: factory, schema: sresp.Schema, version: sresp.Schema.Version}
+	if sresp.Diagnostics.HasError() {
+		ti.why = "schema has errors"
+		return ti
+	}
+	ti.tfType = sresp.Schema.Type().TerraformType(ctx)
+	if _, ok := r.(resource.ResourceWithIdentity); ok {
+		ti.why = "resource has an identity"
+		return ti
+	}
+	w := walker{ctx: ctx}
+	ti.defaults = w.attributes(sresp.Schema.Attributes, "")
+	ti.defaults = append(ti.defaults, w.blocks(sresp.Schema.Blocks, "")...)
+	if w.why != "" {
+		ti.why = w.why
+		return ti
+	}
+	ti.planOK = true
+	return ti
+}
+
+// walker collects defaults and checks that every plan modifier, default
+// and attribute kind of a schema is one the fast path understands.
+type walker struct {
+	ctx context.Context
+	why string
+}
+
+func (w *walker) refuse(at, format string, args ...any) {
+	if w.why == "" {
+		w.why = at + ": " + fmt.Sprintf(format, args...)
+	}
+}
+
+func (w *walker) attributes(attrs map[string]schema.Attribute, at string) []*node {
+	var out []*node
+	for name, a := range attrs {
+		p := at + name
+		if n := w.attribute(name, p, a); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (w *walker) attribute(name, p string, a schema.Attribute) *node {
+	if a.IsWriteOnly() {
+		w.refuse(p, "write-only attribute")
+		return nil
+	}
+	if _, ok := a.(schema.DynamicAttribute); ok {
+		w.refuse(p, "dynamic attribute")
+		return nil
+	}
+	w.modifiers(p, planModifiers(a))
+	n := &node{name: name}
+	if d, ok := w.defaultValue(p, a); ok {
+		n.def = &d
+	}
+	switch a := a.(type) {
+	case schema.SingleNestedAttribute:
+		w.modifiers(p, a.PlanModifiers)
+		n.nesting, n.children = nestSingle, w.attributes(a.Attributes, p+".")
+	case schema.ListNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestList, w.attributes(a.NestedObject.Attributes, p+".")
+	case schema.MapNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestMap, w.attributes(a.NestedObject.Attributes, p+".")
+	case schema.SetNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		// The framework looks a set element's configuration up by the
+		// planned element's value; not mirrored here.
+		if len(w.attributes(a.NestedObject.Attributes, p+".")) > 0 {
+			w.refuse(p, "default inside a set")
+		}
+	}
+	if n.def == nil && len(n.children) == 0 {
+		return nil
+	}
+	return n
+}
+
+func (w *walker) blocks(blocks map[string]schema.Block, at string) []*node {
+	var out []*node
+	for name, b := range blocks {
+		p := at + name
+		n := &node{name: name}
+		switch b := b.(type) {
+		case schema.SingleNestedBlock:
+			w.modifiers(p, b.PlanModifiers)
+			n.nesting = nestSingle
+			n.children = append(w.attributes(b.Attributes, p+"."), w.blocks(b.Blocks, p+".")...)
+		case schema.ListNestedBlock:
+			w.modifiers(p, b.PlanModifiers)
+			w.modifiers(p, b.NestedObject.PlanModifiers)
+			n.nesting = nestList
+			n.children = append(w.attributes(b.NestedObject.Attributes, p+"."), w.blocks(b.NestedObject.Blocks, p+".")...)
+		case schema.SetNestedBlock:
+			w.modifiers(p, b.PlanModifiers)
+			w.modifiers(p, b.NestedObject.PlanModifiers)
+			inner := append(w.attributes(b.NestedObject.Attributes, p+"."), w.blocks(b.NestedObject.Blocks, p+".")...)
+			if len(inner) > 0 {
+				w.refuse(p, "default inside a set")
+			}
+		default:
+			w.refuse(p, "block kind %T", b)
+		}
+		if len(n.children) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// modifiers checks a list of plan modifiers of any kind.
+func (w *walker) modifiers(p string, list any) {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Slice {
+		return
+	}
+	for i := 0; i < v.Len(); i++ {
+		m := v.Index(i).Interface()
+		if _, ok := m.(InertWhenUnchanged); ok || inertModifiers[reflect.TypeOf(m)] {
+			continue
+		}
+		w.refuse(p, "plan modifier %T", m)
+	}
+}
+
+// planModifiers returns an attribute's plan modifiers, whatever its kind.
+func planModifiers(a schema.Attribute) any {
+	switch a := a.(type) {
+	case interface{ BoolPlanModifiers() []planmodifier.Bool }:
+		return a.BoolPlanModifiers()
+	case interface{ Float32PlanModifiers() []planmodifier.Float32 }:
+		return a.Float32PlanModifiers()
+	case interface{ Float64PlanModifiers() []planmodifier.Float64 }:
+		return a.Float64PlanModifiers()
+	case interface{ Int32PlanModifiers() []planmodifier.Int32 }:
+		return a.Int32PlanModifiers()
+	case interface{ Int64PlanModifiers() []planmodifier.Int64 }:
+		return a.Int64PlanModifiers()
+	case interface{ ListPlanModifiers() []planmodifier.List }:
+		return a.ListPlanModifiers()
+	case interface{ MapPlanModifiers() []planmodifier.Map }:
+		return a.MapPlanModifiers()
+	case interface{ NumberPlanModifiers() []planmodifier.Number }:
+		return a.NumberPlanModifiers()
+	case interface{ ObjectPlanModifiers() []planmodifier.Object }:
+		return a.ObjectPlanModifiers()
+	case interface{ SetPlanModifiers() []planmodifier.Set }:
+		return a.SetPlanModifiers()
+	case interface{ StringPlanModifiers() []planmodifier.String }:
+		return a.StringPlanModifiers()
+	}
+	return nil
+}
+
+// defaultValue is the Terraform value of an attribute's default, when it
+// has one; an attribute with a default the fast path cannot compute once
+// makes the type ineligible.
+func (w *walker) defaultValue(p string, a schema.Attribute) (tftypes.Value, bool) {
+	var (
+		d   any
+		run func() (tfValuer, bool)
+	)
+	ctx := w.ctx
+	switch a := a.(type) {
+	case interface{ BoolDefaultValue() defaults.Bool }:
+		if dv := a.BoolDefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.BoolResponse
+				dv.DefaultBool(ctx, defaults.BoolRequest{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	case interface{ Int64DefaultValue() defaults.Int64 }:
+		if dv := a.Int64DefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.Int64Response
+				dv.DefaultInt64(ctx, defaults.Int64Request{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	case interface{ StringDefaultValue() defaults.String }:
+		if dv := a.StringDefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.StringResponse
+				dv.DefaultString(ctx, defaults.StringRequest{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	case interface{ ListDefaultValue() defaults.List }:
+		if dv := a.ListDefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.ListResponse
+				dv.DefaultList(ctx, defaults.ListRequest{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	case interface{ MapDefaultValue() defaults.Map }:
+		if dv := a.MapDefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.MapResponse
+				dv.DefaultMap(ctx, defaults.MapRequest{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	case interface{ ObjectDefaultValue() defaults.Object }:
+		if dv := a.ObjectDefaultValue(); dv != nil {
+			d = dv
+			run = func() (tfValuer, bool) {
+				var resp defaults.ObjectResponse
+				dv.DefaultObject(ctx, defaults.ObjectRequest{}, &resp)
+				return resp.PlanValue, !resp.Diagnostics.HasError()
+			}
+		}
+	}
+	if d == nil {
+		if hasAnyDefault(a) {
+			w.refuse(p, "default of kind %T", a)
+		}
+		return tftypes.Value{}, false
+	}
+	if !staticDefaults[reflect.TypeOf(d)] {
+		w.refuse(p, "default %T", d)
+		return tftypes.Value{}, false
+	}
+	val, ok := run()
+	if !ok {
+		w.refuse(p, "default has errors")
+		return tftypes.Value{}, false
+	}
+	tv, err := val.ToTerraformValue(ctx)
+	if err != nil {
+		w.refuse(p, "default: %v", err)
+		return tftypes.Value{}, false
+	}
+	return tv, true
+}
+
+type tfValuer interface {
+	ToTerraformValue(context.Context) (tftypes.Value, error)
+}
+
+// hasAnyDefault reports defaults of the kinds defaultValue does not handle.
+func hasAnyDefault(a schema.Attribute) bool {
+	switch a := a.(type) {
+	case interface{ Float32DefaultValue() defaults.Float32 }:
+		return a.Float32DefaultValue() != nil
+	case interface{ Float64DefaultValue() defaults.Float64 }:
+		return a.Float64DefaultValue() != nil
+	case interface{ Int32DefaultValue() defaults.Int32 }:
+		return a.Int32DefaultValue() != nil
+	case interface{ NumberDefaultValue() defaults.Number }:
+		return a.NumberDefaultValue() != nil
+	case interface{ SetDefaultValue() defaults.Set }:
+		return a.SetDefaultValue() != nil
+	case interface{ DynamicDefaultValue() defaults.Dynamic }:
+		return a.DynamicDefaultValue() != nil
+	}
+	return false
+}
+
+// defaultsKept reports whether the framework's defaults pass
+// (fwschemadata.TransformDefaults: every attribute whose configuration is
+// null, its parents' being null included, gets its default; children
+// first, then their parent) leaves prior as it is. Values that do not have
+// the shapes the schema promises count as changed.
+func defaultsKept(nodes []*node, prior, config tftypes.Value) bool {
+	var pa, ca map[string]tftypes.Value
+	if err := prior.As(&pa); err != nil {
+		return false
+	}
+	if !config.IsNull() {
+		if err := config.As(&ca); err != nil {
+			return false
+		}
+	}
+	for _, n := range nodes {
+		pv, ok := pa[n.name]
+		if !ok {
+			return false
+		}
+		cv, ok := ca[n.name]
+		if !ok {
+			cv = tftypes.NewValue(pv.Type(), nil)
+		}
+		if !nodeKept(n, pv, cv) {
+			return false
+		}
+	}
+	return true
+}
+
+func nodeKept(n *node, pv, cv tftypes.Value) bool {
+	if n.def != nil && cv.IsNull() {
+		// Replaced by the default whatever happened below.
+		return pv.Equal(*n.def)
+	}
+	if len(n.children) == 0 || pv.IsNull() || !pv.IsKnown() {
+		return true
+	}
+	switch n.nesting {
+	case nestSingle:
+		return defaultsKept(n.children, pv, cv)
+	case nestList:
+		var pl, cl []tftypes.Value
+		if pv.As(&pl) != nil {
+			return false
+		}
+		if !cv.IsNull() && cv.As(&cl) != nil {
+			return false
+		}
+		for i, pe := range pl {
+			ce := tftypes.NewValue(pe.Type(), nil)
+			if i < len(cl) {
+				ce = cl[i]
+			}
+			if !defaultsKept(n.children, pe, ce) {
+				return false
+			}
+		}
+		return true
+	case nestMap:
+		var pm, cm map[string]tftypes.Value
+		if pv.As(&pm) != nil {
+			return false
+		}
+		if !cv.IsNull() && cv.As(&cm) != nil {
+			return false
+		}
+		for k, pe := range pm {
+			ce, ok := cm[k]
+			if !ok {
+				ce = tftypes.NewValue(pe.Type(), nil)
+			}
+			if !defaultsKept(n.children, pe, ce) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
