@@ -5,8 +5,10 @@
 # OpenTofu the Go module proxy serves). Against ONE local cluster (testenv):
 #   mirror    terraform init from a mirror of the release artifacts (lock
 #             file hashes, version constraints, nothing else installed)
-#   resources one acceptance lifecycle per resource: create, update in place,
-#             import (ImportStateVerify), destroy (CheckDestroy)
+#   resources one acceptance lifecycle of every resource and data source but
+#             the controller, in one configuration (internal/testing/
+#             matrixacc): create, update in place, import
+#             (ImportStateVerify), destroy (CheckDestroy)
 #   module    examples/modules/agent-sandbox-platform's `terraform test`
 #             (CLIs with `terraform test`: Terraform >= 1.6, OpenTofu)
 #   examples  every example directory: apply, empty plan, destroy (one private
@@ -124,9 +126,10 @@ tfenv() {
 	printf '%s\n' "${env[@]}"
 }
 
-RESOURCE_PKGS=(./internal/resources/networkpolicy/ ./internal/resources/sandbox/ ./internal/resources/sandboxclaim/
-	./internal/resources/sandboxtemplate/ ./internal/resources/warmpool/ ./internal/resources/gke/ ./internal/resources/cluster/)
-RESOURCE_RUN='^TestAcc(NetworkPolicy|Sandbox|SandboxClaim|SandboxTemplate|WarmPool|GKENodePool)_(basic|update|import)$|^TestAccGKEAddon_basic$|^TestAccClusterDataSource_basic$'
+# Every resource and data source but the controller, in one configuration
+# (internal/testing/matrixacc): create, update in place, import
+# (ImportStateVerify) and destroy, an empty plan after each apply.
+RESOURCE_RUN='^TestAccMatrix_lifecycle$'
 CONTROLLER_RUN='^TestAccController_(import|upgradeV05ToV10)$'
 
 # module_test CLI_PATH: the module's own tests, in a copy of it, with the
@@ -159,7 +162,7 @@ for i in "${!labels[@]}"; do
 			go test -count=1 -v -run '^TestAccInitFromMirror$' ./internal/devenv/release/
 	fi
 	if wants resources; then
-		record "$label" resources env "${env[@]}" go test -count=1 -v -timeout 30m -run "$RESOURCE_RUN" "${RESOURCE_PKGS[@]}"
+		record "$label" resources env "${env[@]}" go test -count=1 -v -timeout 30m -run "$RESOURCE_RUN" ./internal/testing/matrixacc/
 	fi
 	if wants module; then
 		if [[ $label == terraform-1.5.* ]]; then

@@ -26,10 +26,6 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxclaim"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	fp "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/faultproxy"
 )
@@ -38,13 +34,7 @@ func TestMain(m *testing.M) { acctest.Main(m) }
 
 // managed is every resource of the configuration, by address, with the
 // API resource its object is stored as.
-var managed = map[string]schema.GroupVersionResource{
-	sandboxtemplate.ResourceType + ".python": sandboxtemplate.Kind.GVR,
-	networkpolicy.ResourceType + ".isolate":  networkpolicy.Kind.GVR,
-	warmpool.ResourceType + ".pool":          warmpool.Kind.GVR,
-	sandbox.ResourceType + ".solo":           sandbox.Kind.GVR,
-	sandboxclaim.ResourceType + ".claim":     sandboxclaim.Kind.GVR,
-}
+var managed = acctest.OneOfEachObjects
 
 // startProxy starts a proxy to the test cluster for t and returns it with
 // the provider block that talks through it.
@@ -67,66 +57,10 @@ func startProxy(t *testing.T) (*fp.Proxy, string) {
 `, acctest.ProviderName, acctest.HCLString(kc))
 }
 
-// lifecycleConfig is one of each single-object resource; stage is a label
-// every object carries, so that changing it updates all five in place;
-// extra is appended (a resource a step adds).
+// lifecycleConfig is acctest.OneOfEach: one of each single-object
+// resource, stage a label on all five, extra appended.
 func lifecycleConfig(provider, ns, stage, extra string) string {
-	return provider + fmt.Sprintf(`
-locals {
-  labels = { "faults.agentsandbox.dev/stage" = %[2]q }
-}
-
-resource "agentsandbox_sandbox_template" "python" {
-  name      = "python"
-  namespace = %[1]q
-  labels    = local.labels
-  network_policy_management = "Unmanaged"
-  pod_template = {
-    labels = { "app.kubernetes.io/component" = "execution-sandbox" }
-    containers = [{
-      name      = "python"
-      image     = "registry.example/python-runtime:1"
-      resources = { limits = { cpu = "500m", memory = "256Mi" } }
-    }]
-  }
-}
-
-resource "agentsandbox_network_policy" "isolate" {
-  name      = "isolate"
-  namespace = %[1]q
-  labels    = local.labels
-  template  = agentsandbox_sandbox_template.python.name
-  allow_dns = true
-}
-
-resource "agentsandbox_warm_pool" "pool" {
-  name      = "pool"
-  namespace = %[1]q
-  labels    = local.labels
-  template  = agentsandbox_sandbox_template.python.name
-  replicas  = 2
-}
-
-resource "agentsandbox_sandbox" "solo" {
-  name      = "solo"
-  namespace = %[1]q
-  labels    = local.labels
-  pod_template = {
-    containers = [{
-      name      = "python"
-      image     = "registry.example/python-runtime:1"
-      resources = { limits = { cpu = "500m", memory = "256Mi" } }
-    }]
-  }
-}
-
-resource "agentsandbox_sandbox_claim" "claim" {
-  name      = "claim"
-  namespace = %[1]q
-  labels    = local.labels
-  warm_pool = agentsandbox_warm_pool.pool.name
-}
-%[3]s`, ns, stage, extra)
+	return acctest.OneOfEach(provider, ns, stage, extra)
 }
 
 const extraPolicy = `
