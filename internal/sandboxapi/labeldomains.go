@@ -70,3 +70,68 @@ func LabelDomainAllowed(prefix string, allowed []string) bool {
 	}
 	return false
 }
+
+// ControllerDeploymentName is the controller Deployment of every upstream
+// release (k8s/controller.yaml and k8s/extensions.controller.yaml:5 at
+// v0.5.6), in ControllerNamespace.
+const (
+	ControllerDeploymentName = "agent-sandbox-controller"
+	ControllerNamespace      = "agent-sandbox-system"
+)
+
+// MountsConfig says whether a Deployment (unstructured) mounts the
+// ConfigMap ConfigMapName where the controller reads it: a volume of that
+// ConfigMap, mounted at ConfigMountPath in the container named
+// ControllerDeploymentName (else the first container), as upstream's
+// extensions controller does.
+func MountsConfig(deployment map[string]any) bool {
+	podSpec, _ := nested(deployment, "spec", "template", "spec").(map[string]any)
+	volume := ""
+	volumes, _ := podSpec["volumes"].([]any)
+	for _, v := range volumes {
+		m, _ := v.(map[string]any)
+		if name, _ := nested(m, "configMap", "name").(string); name == ConfigMapName {
+			volume, _ = m["name"].(string)
+			break
+		}
+	}
+	if volume == "" {
+		return false
+	}
+	containers, _ := podSpec["containers"].([]any)
+	var container map[string]any
+	for _, c := range containers {
+		m, _ := c.(map[string]any)
+		if m == nil {
+			continue
+		}
+		if m["name"] == ControllerDeploymentName {
+			container = m
+			break
+		}
+		if container == nil {
+			container = m
+		}
+	}
+	mounts, _ := container["volumeMounts"].([]any)
+	for _, mt := range mounts {
+		m, _ := mt.(map[string]any)
+		if p, _ := m["mountPath"].(string); m["name"] == volume && strings.TrimRight(p, "/") == ConfigMountPath {
+			return true
+		}
+	}
+	return false
+}
+
+// nested returns the value at path in m, or nil.
+func nested(m map[string]any, path ...string) any {
+	var v any = m
+	for _, p := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[p]
+	}
+	return v
+}

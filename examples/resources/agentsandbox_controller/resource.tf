@@ -4,6 +4,10 @@ resource "agentsandbox_controller" "this" {
   version         = "v1.0.7"
   manifest_sha256 = var.agent_sandbox_manifest_sha256
 
+  # Claims may label their pods in these domains (and their subdomains);
+  # the list replaces the default sandbox.users.io, so keep it if claims use it.
+  allowed_label_domains = ["sandbox.users.io", "agents.example.com"]
+
   controller = {
     args     = ["--kube-api-qps=100", "--kube-api-burst=200"]
     replicas = 2

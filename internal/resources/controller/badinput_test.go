@@ -50,6 +50,13 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("operator typo", tol(map[string]any{"key": "k", "operator": "Sometimes"}), "controller.tolerations[0].operator", "one of"),
 		pt.Refused("effect in upper case", tol(map[string]any{"key": "k", "operator": "Exists", "effect": "NO_SCHEDULE"}), "controller.tolerations[0].effect"),
 		pt.Refused("setting the computed namespace", c("namespace", "agent-sandbox-system"), "namespace", "read-only"),
+		pt.Refused("label domain in upper case", c("allowed_label_domains", []any{"Example.com"}), `allowed_label_domains["Example.com"]`, "lower-case DNS subdomain"),
+		pt.Refused("label domain with a slash", c("allowed_label_domains", []any{"example.com/team"}), `allowed_label_domains["example.com/team"]`, "label domain"),
+		pt.Refused("label domain with a wildcard", c("allowed_label_domains", []any{"*.example.com"}), `allowed_label_domains["*.example.com"]`, "label domain"),
+		pt.Refused("empty label domain", c("allowed_label_domains", []any{""}), `allowed_label_domains[""]`, "label domain"),
+		pt.Refused("no label domains", c("allowed_label_domains", []any{}), "allowed_label_domains", "at least 1"),
+		pt.Refused("label domains without the extensions", c("allowed_label_domains", []any{"example.com"}, "extensions", false),
+			"allowed_label_domains", "extensions = false", "agent-sandbox-config"),
 		pt.Refused("manifest and manifest_url", c("manifest", "kind: x", "manifest_url", "https://example.com/x.yaml"), "manifest", "manifest_url"),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, typ, cases)

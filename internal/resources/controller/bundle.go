@@ -87,6 +87,18 @@ func prepare(ctx context.Context, m *controllerModel) (*bundle, diag.Diagnostics
 			return nil, diags
 		}
 	}
+	domains, d := m.allowedLabelDomains(ctx)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if domains != nil {
+		var err error
+		if objs, err = addSandboxConfig(objs, domains); err != nil {
+			diags.AddAttributeError(path.Root("allowed_label_domains"), "Cannot configure the allowed label domains", err.Error())
+			return nil, diags
+		}
+	}
 	sortForApply(objs)
 	return &bundle{Objects: objs, SHA256: sum, Namespace: controllerNamespace(objs), Source: src.describe()}, diags
 }

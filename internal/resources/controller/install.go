@@ -74,9 +74,24 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 		return done, out
 	}
 
+	// The controller reads its ConfigMap only when it starts: one the
+	// bundle no longer has is deleted before the Deployment is rolled, or
+	// the new pod would start with it (see sandboxconfig.go).
+	var early []inventoryEntry
+	for _, e := range removedEntries(prior, bundleEntries(objs)) {
+		if isSandboxConfig(e) {
+			early = append(early, e)
+		}
+	}
+
 	for _, st := range []stage{stageDefinitions, stageConfig, stageWorkloads} {
 		if st == stageConfig && len(deferred) > 0 {
 			if d := in.preflightDeferred(ctx, deferred); d.HasError() {
+				return failed(append(diags, d...))
+			}
+		}
+		if st == stageWorkloads && len(early) > 0 {
+			if d := in.prune(ctx, early); d.HasError() {
 				return failed(append(diags, d...))
 			}
 		}
@@ -118,6 +133,7 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 	}
 
 	removed := removedEntries(prior, done)
+	removed = slices.DeleteFunc(removed, func(e inventoryEntry) bool { return slices.Contains(early, e) })
 	diags.Append(in.prune(ctx, removed)...)
 	if diags.HasError() {
 		return failed(diags)

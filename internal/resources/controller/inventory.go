@@ -95,3 +95,12 @@ func driftSummary(entries []inventoryEntry) []string {
 	}
 	return out
 }
+
+// bundleEntries are the inventory entries (without digests) of objs.
+func bundleEntries(objs []object) []inventoryEntry {
+	out := make([]inventoryEntry, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, entryFor(o))
+	}
+	return out
+}

@@ -26,6 +26,7 @@ type controllerModel struct {
 	Extensions            types.Bool     `tfsdk:"extensions"`
 	ImageRegistry         types.String   `tfsdk:"image_registry"`
 	Controller            types.Object   `tfsdk:"controller"`
+	AllowedLabelDomains   types.Set      `tfsdk:"allowed_label_domains"`
 	KeepCRDsOnDestroy     types.Bool     `tfsdk:"keep_crds_on_destroy"`
 	Wait                  types.Bool     `tfsdk:"wait"`
 	Namespace             types.String   `tfsdk:"namespace"`
@@ -78,7 +79,7 @@ func (m *controllerModel) inputsKnown() bool {
 			return false
 		}
 	}
-	return fullyKnown(m.Controller)
+	return fullyKnown(m.Controller) && fullyKnown(m.AllowedLabelDomains)
 }
 
 // inputsEqual says whether a and b describe the same objects: when they do
@@ -91,7 +92,8 @@ func inputsEqual(a, b *controllerModel) bool {
 	same := a.Version.Equal(b.Version) && a.ReleaseBaseURL.Equal(b.ReleaseBaseURL) &&
 		a.ManifestURL.Equal(b.ManifestURL) && a.Manifest.Equal(b.Manifest) && a.ManifestFile.Equal(b.ManifestFile) &&
 		a.ManifestSHA256.Equal(b.ManifestSHA256) && orTrue(a.Extensions) == orTrue(b.Extensions) &&
-		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller)
+		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller) &&
+		a.AllowedLabelDomains.Equal(b.AllowedLabelDomains)
 	if !same || a.ManifestFile.IsNull() {
 		return same
 	}
@@ -127,6 +129,12 @@ func fullyKnown(v attr.Value) bool {
 			}
 		}
 	case types.List:
+		for _, e := range x.Elements() {
+			if !fullyKnown(e) {
+				return false
+			}
+		}
+	case types.Set:
 		for _, e := range x.Elements() {
 			if !fullyKnown(e) {
 				return false
@@ -202,6 +210,17 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 		}
 	}
 	return s, true, diags
+}
+
+// allowedLabelDomains expands `allowed_label_domains`: nil when it is unset
+// (or unknown, which ModifyPlan never expands).
+func (m *controllerModel) allowedLabelDomains(ctx context.Context) ([]string, diag.Diagnostics) {
+	var out []string
+	if m.AllowedLabelDomains.IsNull() || m.AllowedLabelDomains.IsUnknown() {
+		return nil, nil
+	}
+	diags := m.AllowedLabelDomains.ElementsAs(ctx, &out, false)
+	return out, diags
 }
 
 // expandToleration writes only the fields that are set, as the API server

@@ -32,7 +32,8 @@ func controllerModelFor(attrs map[string]string) *controllerModel {
 		ID: types.StringNull(), Version: str("version"), ReleaseBaseURL: str("release_base_url"),
 		ManifestURL: str("manifest_url"), Manifest: str("manifest"), ManifestFile: str("manifest_file"), ManifestSHA256: str("manifest_sha256"),
 		Extensions: types.BoolNull(), ImageRegistry: str("image_registry"),
-		Controller: types.ObjectNull(controllerObjectType.AttrTypes), KeepCRDsOnDestroy: types.BoolNull(),
+		Controller: types.ObjectNull(controllerObjectType.AttrTypes), AllowedLabelDomains: types.SetNull(types.StringType),
+		KeepCRDsOnDestroy: types.BoolNull(),
 		Wait: types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
 		Inventory: types.MapNull(inventoryElemType),
 	}
@@ -88,6 +89,30 @@ func TestInputsEqualAndKnown(t *testing.T) {
 	if !inputsEqual(a, b) {
 		t.Error("default extensions or wait made the inputs differ")
 	}
+	domains := func(d ...string) types.Set {
+		var elems []attr.Value
+		for _, s := range d {
+			elems = append(elems, types.StringValue(s))
+		}
+		return types.SetValueMust(types.StringType, elems)
+	}
+	b.AllowedLabelDomains = domains("b.example.com", "a.example.com")
+	if inputsEqual(a, b) {
+		t.Error("allowed_label_domains is an input (it renders a ConfigMap)")
+	}
+	a.AllowedLabelDomains = domains("a.example.com", "b.example.com")
+	if !inputsEqual(a, b) {
+		t.Error("the same allowed_label_domains in another order made the inputs differ")
+	}
+	b.AllowedLabelDomains = types.SetUnknown(types.StringType)
+	if b.inputsKnown() {
+		t.Error("unknown allowed_label_domains must make the inputs unknown")
+	}
+	b.AllowedLabelDomains = types.SetValueMust(types.StringType, []attr.Value{types.StringUnknown()})
+	if b.inputsKnown() {
+		t.Error("an unknown domain must make the inputs unknown")
+	}
+	b.AllowedLabelDomains = a.AllowedLabelDomains
 	b.ImageRegistry = types.StringValue("mirror.example.com")
 	if inputsEqual(a, b) {
 		t.Error("image_registry is an input")

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -29,9 +31,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	shared "github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -230,6 +236,27 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 					},
 				},
 			},
+			"allowed_label_domains": schema.SetAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Label domains a sandbox claim's `additional_pod_metadata.labels` may use, e.g. " +
+					"`[\"sandbox.users.io\", \"agents.example.com\"]`: a label key's domain (the part before `/`) must equal " +
+					"one of them or be a subdomain of one. Unset, the controller allows only `" + sandboxapi.DefaultAllowedLabelDomain +
+					"`; the list replaces that default rather than adding to it. Rendered as the controller's optional " +
+					"ConfigMap `" + sandboxapi.ConfigMapName + "` (key `" + sandboxapi.ConfigKeyAllowedLabelDomains + "`) in the " +
+					"controller's namespace. The controller reads it only when it starts, so the controller Deployment's " +
+					"pod template carries a digest of it (annotation `" + sandboxConfigAnnotation + "`) and every change " +
+					"rolls the controller; removing the attribute deletes the ConfigMap and rolls it again. Refused at plan " +
+					"when the installed controller does not mount the ConfigMap (the core-only install, `extensions = false`, " +
+					"or a manifest without the mount). Annotations are not restricted by it.",
+				Validators: []validator.Set{
+					setvalidator.SizeAtLeast(1),
+					setvalidator.ValueStringsAre(validators.Valid("Invalid label domain",
+						"is not a label domain: it must be a lower-case DNS subdomain such as example.com or "+
+							"team.example.com (letters, digits, '-' and '.', at most 253 characters), the part of a label key before the '/'",
+						func(s string) bool { return len(k8svalidation.IsDNS1123Subdomain(s)) == 0 })),
+				},
+			},
 			"keep_crds_on_destroy": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
@@ -303,6 +330,12 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 			"`extensions = false` chooses the release's core-only asset (sandbox.yaml), but with `manifest_url` or "+
 				"`manifest` the given manifest is installed as it is. Give a manifest without the extensions instead, "+
 				"or remove `extensions`.")
+	}
+	if !custom && !m.AllowedLabelDomains.IsNull() && !m.Extensions.IsNull() && !m.Extensions.IsUnknown() && !m.Extensions.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("allowed_label_domains"), "allowed_label_domains needs the extensions",
+			"With `extensions = false` the release's core-only asset is installed: its controller runs no SandboxClaim "+
+				"controller and does not mount the "+sandboxapi.ConfigMapName+" ConfigMap, so the allowed label domains "+
+				"would never be read. Remove `extensions = false`, or remove allowed_label_domains.")
 	}
 	if m.Controller.IsNull() || m.Controller.IsUnknown() {
 		return
@@ -473,8 +506,28 @@ func (r *controllerResource) readImported(ctx context.Context, c *kube.Client, s
 		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: m.GVR, Kind: "Namespace", Name: ns})...)
 		return
 	}
+	// The controller's optional ConfigMap is what allowed_label_domains
+	// renders: an imported installation that has one is read as setting it.
+	cm, err := c.Get(ctx, configMapGVR, ns, sandboxapi.ConfigMapName)
+	switch {
+	case kube.IsNotFound(err):
+	case err != nil:
+		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: configMapGVR, Kind: "ConfigMap", Namespace: ns, Name: sandboxapi.ConfigMapName})...)
+		return
+	default:
+		value, _, _ := unstructured.NestedString(cm.Object, "data", sandboxapi.ConfigKeyAllowedLabelDomains)
+		if domains := sandboxapi.ParseAllowedLabelDomains(value); len(domains) > 0 {
+			slices.Sort(domains)
+			set, d := types.SetValueFrom(ctx, types.StringType, slices.Compact(domains))
+			resp.Diagnostics.Append(d...)
+			state.AllowedLabelDomains = set
+		}
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
+
+// configMapGVR is core/v1 ConfigMap.
+var configMapGVR = k8sschema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
 func (r *controllerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state controllerModel

@@ -157,7 +157,9 @@ func (r *claimResource) ValidateConfig(ctx context.Context, req resource.Validat
 	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), vcts)...)
 }
 
-// ModifyPlan decides replacement and keeps the sandbox's name known.
+// ModifyPlan decides replacement and keeps the sandbox's name known, and
+// checks new pod labels against the controller's allowed label domains
+// (checkLabelDomains).
 //
 // warm_pool and env replace the claim when the configuration changes them,
 // that is when the plan differs from what was last applied (kept in the
@@ -175,6 +177,9 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		var shutdown types.String
 		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("shutdown_time"), &shutdown)...)
 		resp.Diagnostics.Append(blueprint.RefusePastShutdownTime(shutdown, "claim", time.Now())...)
+		var pm types.Object
+		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("additional_pod_metadata"), &pm)...)
+		resp.Diagnostics.Append(checkLabelDomains(ctx, r.Meta(), pm, types.ObjectNull(pm.AttributeTypes(ctx)))...)
 		return
 	}
 	var plan, state resourceModel
@@ -183,6 +188,7 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	resp.Diagnostics.Append(checkLabelDomains(ctx, r.Meta(), plan.AdditionalPodMetadata, state.AdditionalPodMetadata)...)
 	last, found, diags := readApplied(ctx, req.Private)
 	resp.Diagnostics.Append(diags...)
 	if !found {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -23,7 +24,7 @@ import (
 // defaultAllowedLabelDomain is upstream's default for the label domains a
 // claim's pod labels may use (the controller's allowed-label-domains
 // setting).
-const defaultAllowedLabelDomain = "sandbox.users.io"
+const defaultAllowedLabelDomain = sandboxapi.DefaultAllowedLabelDomain
 
 // shutdownPolicies are the values of spec.lifecycle.shutdownPolicy.
 var shutdownPolicies = []string{
@@ -99,9 +100,12 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"labels": schema.MapAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
-				MarkdownDescription: fmt.Sprintf("Pod labels. Keys need a domain prefix the controller allows (its "+
-					"allowed-label-domains setting, by default `%s`, e.g. `%s/team`); keys under `agents.x-k8s.io/` and "+
-					"`app=sandbox-router` are refused.", defaultAllowedLabelDomain, defaultAllowedLabelDomain),
+				MarkdownDescription: fmt.Sprintf("Pod labels. Keys need a domain prefix the controller allows: by "+
+					"default `%s` (e.g. `%s/team`) or a subdomain of it, or the domains set with `agentsandbox_controller`'s "+
+					"`allowed_label_domains` (its `agent-sandbox-config` ConfigMap). When the cluster can be read while "+
+					"planning, a new key outside the domains of the controller in `agent-sandbox-system` is refused at "+
+					"plan; otherwise the controller refuses the claim (`InvalidMetadata`). Keys under `agents.x-k8s.io/` "+
+					"and `app=sandbox-router` are refused.", defaultAllowedLabelDomain, defaultAllowedLabelDomain),
 				Validators: []validator.Map{validators.Labels(object.ReservedPrefixes...), validators.ClaimPodLabels(defaultAllowedLabelDomain)},
 			},
 			"annotations": schema.MapAttribute{

@@ -167,8 +167,8 @@ var terminalReasons = map[string]string{
 	extv1beta1.ReasonWarmPoolNotFound: "`warm_pool` names a SandboxWarmPool that does not exist in the claim's namespace. " +
 		"Create it first: set `warm_pool = agentsandbox_warm_pool.<name>.name` so that Terraform orders them.",
 	extv1beta1.ReasonInvalidMetadata: "The controller refused `additional_pod_metadata`. Label keys must be in its allowed label " +
-		"domains (its allowed-label-domains setting, by default " + defaultAllowedLabelDomain + "), and may not change a label or " +
-		"annotation the template sets.",
+		"domains (by default " + defaultAllowedLabelDomain + "; agentsandbox_controller's allowed_label_domains sets others, and " +
+		"the controller reads them when it starts), and may not change a label or annotation the template sets.",
 	extv1beta1.ReasonEnvVarsInjectionRejected: "The template does not let claims set these variables: its " +
 		"`env_vars_injection_policy` must be `Allowed` (new variables) or `Overrides` (also replacing its own), and " +
 		"`container_name` must name one of its containers.",

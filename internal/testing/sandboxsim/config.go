@@ -39,11 +39,11 @@ import (
 
 // DefaultConfigNamespace is where upstream's releases run the controller,
 // and so where its ConfigMap and Deployment are.
-const DefaultConfigNamespace = "agent-sandbox-system"
+const DefaultConfigNamespace = sandboxapi.ControllerNamespace
 
 // controllerDeploymentName is the controller Deployment of every upstream
-// release (k8s/extensions.controller.yaml:5 at v0.5.6).
-const controllerDeploymentName = "agent-sandbox-controller"
+// release.
+const controllerDeploymentName = sandboxapi.ControllerDeploymentName
 
 // labelDomains holds the allowed label domains the claim controller checks,
 // as last read.

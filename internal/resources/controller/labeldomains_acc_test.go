@@ -1,0 +1,375 @@
+package controller_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// allowed_label_domains (issue 16 item 6). The controller reads its
+// ConfigMap only when it starts, so every change must roll the Deployment.
+//
+// The claim tests of the custom domains live here, not in package
+// sandboxclaim, because they need the ConfigMap in agent-sandbox-system,
+// which in the shared test cluster belongs to this package's tests (they
+// install and destroy the controller there, one after another). Every
+// domain list here keeps sandbox.users.io, the default, so that the other
+// packages' claims, which use it and run at the same time against the same
+// stand-in controller, stay valid while a test's ConfigMap is in effect.
+
+var (
+	configMapGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	sandboxConfig = acctest.ObjectRef{GVR: configMapGVR, Namespace: controllerNS, Name: sandboxapi.ConfigMapName}
+	// sandboxConfigKey is the ConfigMap's inventory key.
+	sandboxConfigKey = "ConfigMap/" + controllerNS + "/" + sandboxapi.ConfigMapName
+)
+
+const sandboxConfigAnnotation = "agentsandbox.dev/sandbox-config-sha256"
+
+// domainsAttr is the allowed_label_domains line of a configuration.
+func domainsAttr(domains ...string) string {
+	list := ""
+	for i, d := range domains {
+		if i > 0 {
+			list += ", "
+		}
+		list += fmt.Sprintf("%q", d)
+	}
+	return "  allowed_label_domains = [" + list + "]"
+}
+
+// rollout follows the controller Deployment's generation across steps: each
+// check says whether the pod template changed since the last one.
+type rollout struct{ generation int64 }
+
+// check records the Deployment's generation, failing when it moved
+// (rolled) other than as want says.
+func (r *rollout) check(want bool) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		dep, err := mustGet(context.Background(), controllerDeployment)
+		if err != nil {
+			return err
+		}
+		g := dep.GetGeneration()
+		prev := r.generation
+		r.generation = g
+		switch {
+		case prev == 0:
+		case want && g == prev:
+			return fmt.Errorf("the controller Deployment was not rolled (generation still %d): the controller would keep the domains it read at start", g)
+		case !want && g != prev:
+			return fmt.Errorf("the controller Deployment was rolled (generation %d -> %d) although the domains did not change", prev, g)
+		}
+		return nil
+	}
+}
+
+// checkSandboxConfig checks the ConfigMap's value and the Deployment's
+// digest of it; with value "" that neither exists.
+func checkSandboxConfig(value string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		dep, err := mustGet(ctx, controllerDeployment)
+		if err != nil {
+			return err
+		}
+		annotation, found, _ := unstructured.NestedString(dep.Object, "spec", "template", "metadata", "annotations", sandboxConfigAnnotation)
+		if value == "" {
+			if found {
+				return fmt.Errorf("the Deployment's pod template still has %s=%s", sandboxConfigAnnotation, annotation)
+			}
+			return checkGone(sandboxConfig)(nil)
+		}
+		cm, err := mustGet(ctx, sandboxConfig)
+		if err != nil {
+			return err
+		}
+		got, _, _ := unstructured.NestedString(cm.Object, "data", sandboxapi.ConfigKeyAllowedLabelDomains)
+		if got != value {
+			return fmt.Errorf("%s: %s = %q, want %q", sandboxConfig, sandboxapi.ConfigKeyAllowedLabelDomains, got, value)
+		}
+		sum := sha256.Sum256([]byte(value))
+		if annotation != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("the Deployment's pod template has %s=%q, want the SHA-256 of %q", sandboxConfigAnnotation, annotation, value)
+		}
+		return nil
+	}
+}
+
+// TestAccController_allowedLabelDomains is the lifecycle of the ConfigMap:
+// created with the controller, changed in place (rolling the controller),
+// repaired after an out-of-band deletion, imported, and removed.
+func TestAccController_allowedLabelDomains(t *testing.T) {
+	rs := newReleaseServer(t)
+	two := domainsAttr("sandbox.users.io", "agents.example.com")
+	three := domainsAttr("sandbox.users.io", "agents.example.com", "tools.example.org")
+	var r rollout
+	var uid string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(controllerDeployment, sandboxConfig),
+		Steps: []resource.TestStep{
+			{
+				Config:           configRelease(rs.URL, "v1.0.7", two),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(sandboxConfigKey).AtMapKey("kind"), knownvalue.StringExact("ConfigMap")),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("allowed_label_domains"),
+						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("sandbox.users.io"), knownvalue.StringExact("agents.example.com")})),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSandboxConfig("agents.example.com,sandbox.users.io"),
+					checkDeploymentAvailable(),
+					r.check(false),
+					func(*terraform.State) error {
+						cm, err := mustGet(context.Background(), sandboxConfig)
+						if err == nil {
+							uid = string(cm.GetUID())
+						}
+						return err
+					},
+				),
+			},
+			{
+				// The same set in another order is no change at all.
+				Config:   configRelease(rs.URL, "v1.0.7", domainsAttr("agents.example.com", "sandbox.users.io")),
+				PlanOnly: true,
+			},
+			{
+				// A third domain: an in-place update of the ConfigMap, and a
+				// rollout so that the controller reads it.
+				Config: configRelease(rs.URL, "v1.0.7", three),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(sandboxConfigKey).AtMapKey("digest")),
+						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(deploymentKey).AtMapKey("digest")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSandboxConfig("agents.example.com,sandbox.users.io,tools.example.org"),
+					checkDeploymentAvailable(),
+					r.check(true),
+					func(*terraform.State) error {
+						cm, err := mustGet(context.Background(), sandboxConfig)
+						if err == nil && string(cm.GetUID()) != uid {
+							return fmt.Errorf("the ConfigMap was recreated (uid %s, was %s), not updated", cm.GetUID(), uid)
+						}
+						return err
+					},
+				),
+			},
+			{
+				// Deleted outside Terraform: the plan shows it, apply puts
+				// it back. The pod template did not change, so no rollout.
+				PreConfig: func() { acctest.Delete(t, sandboxConfig) },
+				Config:    configRelease(rs.URL, "v1.0.7", three),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(sandboxConfigKey).AtMapKey("digest")),
+						plancheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(deploymentKey).AtMapKey("digest"), knownvalue.NotNull()),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSandboxConfig("agents.example.com,sandbox.users.io,tools.example.org"),
+					r.check(false),
+				),
+			},
+			{
+				// Import reads the domains from the ConfigMap.
+				Config:                  configRelease(rs.URL, "v1.0.7", three),
+				ResourceName:            resourceAddr,
+				ImportState:             true,
+				ImportStateId:           controllerNS + "/v1.0.7",
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"inventory", "applied_manifest_sha256", "release_base_url"},
+			},
+			{
+				// Removed: the ConfigMap is deleted and the controller rolled
+				// to start without it (the default domain again).
+				Config: configRelease(rs.URL, "v1.0.7"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSandboxConfig(""),
+					checkDeploymentAvailable(),
+					r.check(true),
+					resource.TestCheckNoResourceAttr(resourceAddr, "inventory."+sandboxConfigKey+".kind"),
+					resource.TestCheckResourceAttr(resourceAddr, "inventory."+deploymentKey+".kind", "Deployment"),
+				),
+			},
+		},
+	})
+}
+
+// TestAccController_allowedLabelDomainsNeedTheMount: a controller that does
+// not mount the ConfigMap would never read it, so the setting is refused
+// before anything is sent: the release's core-only asset (upstream's
+// k8s/controller.yaml mounts nothing), given as a file or chosen with
+// extensions = false.
+func TestAccController_allowedLabelDomainsNeedTheMount(t *testing.T) {
+	core, err := bundles.Read("v1.0.7", bundles.AssetSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "sandbox.yaml")
+	if err := os.WriteFile(file, core, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := newReleaseServer(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: acctest.RefusedAtPlan(t,
+			acctest.BadConfig{
+				Config: acctest.ConfigCompose(acctest.ProviderConfig(), fmt.Sprintf(`
+resource "agentsandbox_controller" "test" {
+  version               = "v1.0.7"
+  manifest_file         = %q
+  allowed_label_domains = ["sandbox.users.io", "agents.example.com"]
+}
+`, file)),
+				Error: `(?s)Cannot configure the allowed label domains.*does not mount the ConfigMap\s+agent-sandbox-config at\s+/etc/sandbox-config`,
+			},
+			acctest.BadConfig{
+				Config: configRelease(rs.URL, "v1.0.7", domainsAttr("agents.example.com"), "  extensions = false"),
+				Error:  `(?s)allowed_label_domains needs the extensions.*extensions = false`,
+			},
+		),
+	})
+}
+
+// TestAccController_claimLabelDomains: a claim's pod label in a domain the
+// controller was given is planned, applied and accepted by the controller
+// (the stand-in reads the ConfigMap when the Deployment rolls out, as the
+// real controller reads it when it starts); a label outside the controller's
+// domains is refused at plan, at its attribute, before the claim is written.
+func TestAccController_claimLabelDomains(t *testing.T) {
+	rs := newReleaseServer(t)
+	ns := acctest.Namespace(t)
+	acctest.CreateTemplate(t, ns, "python", map[string]any{
+		"networkPolicyManagement": "Unmanaged",
+		"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+			"name": "python", "image": "registry.example/python-runtime:1",
+			"resources": map[string]any{"limits": map[string]any{"cpu": "500m", "memory": "256Mi"}},
+		}}}},
+	})
+	config := func(labels string) string {
+		return configRelease(rs.URL, "v1.0.7", domainsAttr("sandbox.users.io", "agents.example.com")) + fmt.Sprintf(`
+resource "agentsandbox_warm_pool" "p" {
+  name       = "pool"
+  namespace  = %[1]q
+  template   = "python"
+  replicas   = 1
+  depends_on = [agentsandbox_controller.test]
+}
+
+resource "agentsandbox_sandbox_claim" "c" {
+  name      = "session"
+  namespace = %[1]q
+  warm_pool = agentsandbox_warm_pool.p.name
+  additional_pod_metadata = {
+    labels = { %[2]s }
+  }
+  depends_on = [agentsandbox_controller.test]
+}
+`, ns, labels)
+	}
+	accepted := `"team.agents.example.com/owner" = "alice", "sandbox.users.io/session" = "s1"`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(controllerDeployment, sandboxConfig),
+		Steps: []resource.TestStep{
+			{
+				Config:           config(accepted),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("agentsandbox_sandbox_claim.c", tfjsonpath.New("ready"), knownvalue.Bool(true)),
+				},
+				Check: func(*terraform.State) error {
+					// The controller gave the labels to the claim's sandbox.
+					claim := acctest.Get(t, acctest.ObjectRef{GVR: claimGVR, Namespace: ns, Name: "session"})
+					name, _, _ := unstructured.NestedString(claim.Object, "status", "sandbox", "name")
+					sb := acctest.Get(t, acctest.ObjectRef{GVR: sandboxGVR, Namespace: ns, Name: name})
+					labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
+					if labels["team.agents.example.com/owner"] != "alice" {
+						return fmt.Errorf("sandbox %s has pod labels %v, without the claim's team.agents.example.com/owner=alice", name, labels)
+					}
+					return nil
+				},
+			},
+			{
+				// Through the plugin protocol, to see the attribute paths.
+				PreConfig:   func() { claimLabelsAtPlan(t, ns) },
+				Config:      config(accepted + `, "other.example.org/x" = "y"`),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Pod label domain not allowed by the controller.*"other\.example\.org/x".*agents\.example\.com,\s+sandbox\.users\.io`),
+			},
+		},
+	})
+}
+
+var claimGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
+
+// claimLabelsAtPlan plans claims through the plugin protocol with a provider
+// configured for the test cluster, whose controller allows sandbox.users.io
+// and agents.example.com: each label outside them is refused at its path.
+func claimLabelsAtPlan(t *testing.T, ns string) {
+	t.Helper()
+	s := pt.New(t, provider.New("test"))
+	if errs := pt.Errors(s.ConfigureProvider(t, map[string]any{"kubernetes": map[string]any{"config_path": acctest.Kubeconfig()}})); len(errs) > 0 {
+		t.Fatalf("configure: %s", pt.Describe(errs))
+	}
+	for _, tc := range []struct {
+		label   string
+		refused bool
+	}{
+		{"agents.example.com/owner", false},
+		{"team.agents.example.com/owner", false},
+		{"sandbox.users.io/session", false},
+		{"other.example.org/x", true},
+		{"example.com/x", true},          // the parent of an allowed domain
+		{"myagents.example.com/x", true}, // a suffix that is no subdomain
+	} {
+		cfg := map[string]any{
+			"name": "planned", "namespace": ns, "warm_pool": "pool",
+			"additional_pod_metadata": map[string]any{"labels": map[string]any{tc.label: "v"}},
+		}
+		_, diags := s.Plan(t, "agentsandbox_sandbox_claim", cfg)
+		errs := pt.Errors(diags)
+		switch {
+		case !tc.refused && len(errs) > 0:
+			t.Errorf("label %s refused: %s", tc.label, pt.Describe(errs))
+		case tc.refused:
+			pt.ExpectErrorAt(t, diags, fmt.Sprintf("additional_pod_metadata.labels[%q]", tc.label),
+				"not allowed by the controller", "agents.example.com, sandbox.users.io", "allowed_label_domains")
+		}
+	}
+}
