@@ -34,7 +34,7 @@ func controllerModelFor(attrs map[string]string) *controllerModel {
 		Extensions: types.BoolNull(), ImageRegistry: str("image_registry"),
 		Controller: types.ObjectNull(controllerObjectType.AttrTypes), AllowedLabelDomains: types.SetNull(types.StringType),
 		KeepCRDsOnDestroy: types.BoolNull(),
-		Wait: types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
+		Wait:              types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
 		Inventory: types.MapNull(inventoryElemType),
 	}
 }
