@@ -15,6 +15,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/cluster"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/controller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/gke"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/isolationreport"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxclaim"
@@ -122,5 +123,6 @@ func (p *agentSandboxProvider) DataSources(context.Context) []func() datasource.
 		sandbox.NewDataSource,
 		warmpool.NewDataSource,
 		sandboxclaim.NewDataSource,
+		isolationreport.NewDataSource,
 	}
 }

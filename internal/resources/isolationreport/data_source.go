@@ -1,0 +1,160 @@
+// Package isolationreport implements data.agentsandbox_isolation_report: a
+// posture report of the sandboxes of a namespace as they run now (runtime,
+// identity, process, network), with violations and counts, for `check`
+// blocks and postconditions. read.go reads the cluster (one list per kind),
+// analyze.go and network.go compute the report from what was read (pure
+// functions, unit-tested), internal/netpolicy decides reachability.
+package isolationreport
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+)
+
+var (
+	_ datasource.DataSource                   = (*reportDataSource)(nil)
+	_ datasource.DataSourceWithConfigure      = (*reportDataSource)(nil)
+	_ datasource.DataSourceWithValidateConfig = (*reportDataSource)(nil)
+)
+
+// NewDataSource is registered in the provider.
+func NewDataSource() datasource.DataSource { return &reportDataSource{} }
+
+type reportDataSource struct {
+	object.ConfiguredDataSource
+}
+
+func (d *reportDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_isolation_report"
+}
+
+func (d *reportDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = dataSourceSchema()
+}
+
+// builtinEgress and builtinIngress are the keys the report always fills;
+// extra destinations and sources may not reuse them.
+var (
+	builtinEgress = []string{"metadata_server_ipv4", "metadata_server_ipv6", "metadata_server_ipv6_gce", "kubernetes_api_service",
+		"kubernetes_api_endpoints", "cluster_dns", "internet_ipv4", "internet_ipv6", "other_namespaces", "same_template"}
+	builtinIngress = []string{"from_other_namespaces", "from_same_namespace", "from_internet", "from_sandbox_router", "from_same_template"}
+	nameRE         = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+)
+
+func validName(s string) bool { return nameRE.MatchString(s) }
+
+func validSelector(s string) bool {
+	_, err := labels.Parse(s)
+	return err == nil
+}
+
+func (d *reportDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+	var m configModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	check := func(attr string, list []probeModel, builtin []string) {
+		seen := map[string]bool{}
+		for i, p := range list {
+			at := path.Root(attr).AtListIndex(i)
+			if !p.Name.IsUnknown() && !p.Name.IsNull() {
+				n := p.Name.ValueString()
+				switch {
+				case slices.Contains(builtin, n):
+					resp.Diagnostics.AddAttributeError(at.AtName("name"), "Name of a built-in verdict",
+						fmt.Sprintf("%q is one of the verdicts the report always gives (%v); choose another name.", n, builtin))
+				case seen[n]:
+					resp.Diagnostics.AddAttributeError(at.AtName("name"), "Duplicate name",
+						fmt.Sprintf("%q names another entry of %s already; each name is a key of the verdict map.", n, attr))
+				}
+				seen[n] = true
+			}
+			if p.Address.IsUnknown() || p.Namespace.IsUnknown() {
+				continue
+			}
+			switch {
+			case p.Address.IsNull() && p.Namespace.IsNull():
+				resp.Diagnostics.AddAttributeError(at, "Missing address or namespace",
+					"Give either `address` (an IP address) or `namespace` (a pod's namespace, with its `labels`).")
+			case !p.Address.IsNull() && !p.Namespace.IsNull():
+				resp.Diagnostics.AddAttributeError(at.AtName("namespace"), "Both address and namespace",
+					"Give either `address` or `namespace` (with `labels`), not both.")
+			case !p.Address.IsNull() && !p.Labels.IsNull():
+				resp.Diagnostics.AddAttributeError(at.AtName("labels"), "Labels without namespace",
+					"`labels` describe a pod, with `namespace`; an address has none.")
+			}
+		}
+	}
+	check("destinations", m.Destinations, builtinEgress)
+	check("sources", m.Sources, builtinIngress)
+}
+
+func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m configModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ns := m.Namespace.ValueString()
+	var sel labels.Selector
+	id := ns
+	if s := m.Selector.ValueString(); s != "" {
+		var err error
+		if sel, err = labels.Parse(s); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("selector"), "Invalid label selector", err.Error())
+			return
+		}
+		id += "?" + s
+	}
+	c, diags := d.Meta.Kube(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	inv, diags := read(ctx, c, ns)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	inv.destinations = probes(ctx, m.Destinations)
+	inv.sources = probes(ctx, m.Sources)
+	r := analyze(inv, sel)
+	m.ID = types.StringValue(id)
+	m.Sandboxes = r.Sandboxes
+	m.Violations = r.Violations
+	m.Summary = &r.Summary
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// probes converts the validated configuration entries.
+func probes(ctx context.Context, list []probeModel) []probe {
+	var out []probe
+	for _, p := range list {
+		pr := probe{Name: p.Name.ValueString(), Namespace: p.Namespace.ValueString(), Port: int32(p.Port.ValueInt64()), //nolint:gosec // validated 1-65535
+			Protocol: corev1.Protocol(p.Protocol.ValueString())}
+		if pr.Protocol == "" {
+			pr.Protocol = corev1.ProtocolTCP
+		}
+		if a, err := netip.ParseAddr(p.Address.ValueString()); err == nil {
+			pr.Address = a
+		}
+		pr.Labels = map[string]string{}
+		if !p.Labels.IsNull() {
+			_ = p.Labels.ElementsAs(ctx, &pr.Labels, false)
+		}
+		out = append(out, pr)
+	}
+	return out
+}
