@@ -163,7 +163,11 @@ func webhookService() object {
 
 // deployment is the controller. With extensions it runs the template, pool
 // and claim controllers too and mounts the optional agent-sandbox-config
-// ConfigMap (allowed label domains), as upstream's extensions variant does.
+// ConfigMap (allowed label domains), as upstream's extensions variant does
+// in every v0.5.x release (k8s/extensions.controller.yaml:33-41 at v0.5.0,
+// :36-44 at v0.5.2..v0.5.6; upstream's core-only k8s/controller.yaml mounts
+// nothing). v1.0's source is not available: its bundle follows v0.5.6 and
+// upstream main, which still mount it.
 //
 // Unlike upstream's manifest it is hardened: non-root, no privilege
 // escalation, all capabilities dropped, RuntimeDefault seccomp, a read-only
