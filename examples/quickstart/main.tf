@@ -101,3 +101,26 @@ resource "agentsandbox_sandbox" "workspace" {
 
   depends_on = [agentsandbox_controller.this, agentsandbox_gke_node_pool.sandbox, agentsandbox_network_policy.isolate]
 }
+
+# Every plan proves the isolation as it runs: the RuntimeClass each pod
+# really got, no token mounted, the hardened process settings, and no
+# route to the metadata server, the Kubernetes API or a neighbour through
+# the NetworkPolicies that select it. The report is read at plan, and after
+# an apply that changes what it reports on (depends_on); a failed check is
+# a warning, never a blocked apply.
+data "agentsandbox_isolation_report" "sandboxes" {
+  namespace = var.namespace
+  selector  = "app.kubernetes.io/component=execution-sandbox"
+
+  depends_on = [agentsandbox_warm_pool.python, agentsandbox_sandbox.workspace]
+}
+
+check "sandboxes_isolated" {
+  assert {
+    condition = data.agentsandbox_isolation_report.sandboxes.summary.violations == 0
+    error_message = join("\n", [
+      for v in data.agentsandbox_isolation_report.sandboxes.violations :
+      "${v.sandbox}: ${v.title} (${v.attribute}): ${v.message}"
+    ])
+  }
+}

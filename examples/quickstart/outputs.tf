@@ -31,3 +31,8 @@ output "isolation_policy" {
   description = "The NetworkPolicy spec enforced on the template's sandboxes."
   value       = agentsandbox_network_policy.isolate.rendered
 }
+
+output "isolation" {
+  description = "The isolation report's counts for the execution sandboxes as they run: violations is 0 when each is isolated."
+  value       = data.agentsandbox_isolation_report.sandboxes.summary
+}

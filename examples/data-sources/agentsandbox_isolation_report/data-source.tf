@@ -1,15 +1,18 @@
 # Warn in every plan when a sandbox is not isolated as it runs. A check
-# block never blocks: a failed assertion (or a report that cannot be read,
-# e.g. an unreachable cluster) is a warning. depends_on makes Terraform
-# read the report after the apply has changed what it reports on.
+# never blocks: a failed assertion is a warning. depends_on makes Terraform
+# read the report again after an apply that changes what it reports on;
+# with nothing to change it is read at plan. (A data block nested in the
+# check block would work too, but Terraform reads such a block again at
+# every apply, so `plan -detailed-exitcode` would never report "no
+# changes".)
+data "agentsandbox_isolation_report" "agents" {
+  namespace = "agents"
+  selector  = "app.kubernetes.io/component=execution-sandbox"
+
+  depends_on = [agentsandbox_warm_pool.python]
+}
+
 check "sandboxes_isolated" {
-  data "agentsandbox_isolation_report" "agents" {
-    namespace = "agents"
-    selector  = "app.kubernetes.io/component=execution-sandbox"
-
-    depends_on = [agentsandbox_warm_pool.python]
-  }
-
   assert {
     condition = data.agentsandbox_isolation_report.agents.summary.violations == 0
     error_message = join("\n", [

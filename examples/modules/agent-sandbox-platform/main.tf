@@ -90,3 +90,26 @@ resource "agentsandbox_warm_pool" "this" {
   # The sandboxes need their nodes and must never run unisolated.
   depends_on = [agentsandbox_gke_node_pool.this, agentsandbox_network_policy.this]
 }
+
+# The team's sandboxes as they run, for the check below and the
+# `isolation` output: read at plan, and after an apply that changes the
+# pool (depends_on).
+data "agentsandbox_isolation_report" "this" {
+  namespace = var.namespace
+  selector  = "${local.team_label}=${var.team}"
+
+  depends_on = [agentsandbox_warm_pool.this, agentsandbox_network_policy.this]
+}
+
+# Every plan warns when one of the team's sandboxes is not isolated (no
+# gVisor, a token, a loosened process setting, a route to the metadata
+# server or the Kubernetes API); a check never blocks the apply.
+check "sandboxes_isolated" {
+  assert {
+    condition = data.agentsandbox_isolation_report.this.summary.violations == 0
+    error_message = join("\n", [
+      for v in data.agentsandbox_isolation_report.this.violations :
+      "${v.sandbox}: ${v.title} (${v.attribute}): ${v.message}"
+    ])
+  }
+}

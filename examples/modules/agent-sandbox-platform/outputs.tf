@@ -51,3 +51,8 @@ output "claim_manifest" {
     spec       = { warmPoolRef = { name = agentsandbox_warm_pool.this.name } }
   })
 }
+
+output "isolation" {
+  description = "The isolation report's counts for the team's sandboxes (data.agentsandbox_isolation_report): violations must be 0."
+  value       = data.agentsandbox_isolation_report.this.summary
+}

@@ -186,12 +186,21 @@ func applyExamples(t *testing.T, c cluster, st *demo.Stack, rc, bin string) {
 				t.Errorf("the first plan of %s gives %d warnings, want none:\n  %s", name, len(w), strings.Join(w, "\n  "))
 			}
 			t0 := time.Now()
-			tf.must("apply", "-auto-approve", "-input=false")
+			out := tf.must("apply", "-auto-approve", "-input=false")
 			t.Logf("%s applied in %s", name, time.Since(t0).Round(time.Millisecond))
+			if strings.Contains(out, checkFailed) {
+				t.Errorf("the apply of %s fails a check:\n%s", name, out)
+			}
 			check.applied(t, c, st, tf, tf.outputs())
 
-			if out, code := tf.run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
+			out, code := tf.run("plan", "-detailed-exitcode", "-input=false")
+			if code != 0 {
 				t.Fatalf("the plan after apply is not empty (exit status %d):\n%s", code, out)
+			}
+			// Everything a check reads exists now: it is decided at plan,
+			// and holds.
+			if strings.Contains(out, checkFailed) || strings.Contains(out, checkDeferred) {
+				t.Errorf("the plan after the apply of %s does not pass its checks:\n%s", name, out)
 			}
 
 			t0 = time.Now()
@@ -225,6 +234,14 @@ var checks = map[string]exampleChecks{
 			fqdn, _, _ := unstructured.NestedString(sbx.Object, "status", "serviceFQDN")
 			if fqdn != "agent-workspace.default.svc.cluster.local" || tf.outputString(outs, "workspace_fqdn") != fqdn {
 				t.Errorf("workspace FQDN: status %q, output %q", fqdn, tf.outputString(outs, "workspace_fqdn"))
+			}
+			// The isolation check read all six sandboxes as they run
+			// (the pool's five and the workspace) and found them isolated.
+			var iso struct {
+				Sandboxes, Pods, Clean, Violations, GVisor int
+			}
+			if err := json.Unmarshal(outs["isolation"], &iso); err != nil || iso.Sandboxes != 6 || iso.Pods != 6 || iso.Clean != 6 || iso.Violations != 0 || iso.GVisor != 6 {
+				t.Errorf("output isolation = %s (%v), want 6 sandboxes with pods, in gVisor, all clean", outs["isolation"], err)
 			}
 			c.get(t, gvrService, "default", "agent-workspace")
 			c.get(t, gvrNetworkPolicy, "default", "isolate-execution-sandboxes")

@@ -28,6 +28,14 @@ run "two_teams" {
     condition     = module.team["tt-alpha"].pod_selector != module.team["tt-beta"].pod_selector
     error_message = "both teams' pods carry the same labels"
   }
+  # Each team's isolation report covers its own sandboxes, as they run,
+  # and finds every one isolated.
+  assert {
+    condition = alltrue([
+      for k, t in module.team : t.isolation.sandboxes == var.teams[k] && t.isolation.pods == var.teams[k] && t.isolation.clean == var.teams[k] && t.isolation.violations == 0
+    ])
+    error_message = "isolation reports: ${jsonencode({ for k, t in module.team : k => t.isolation })}"
+  }
   # Each team's isolation policy selects its own template's sandboxes only.
   assert {
     condition     = jsondecode(module.team["tt-alpha"].network_policy).podSelector != jsondecode(module.team["tt-beta"].network_policy).podSelector

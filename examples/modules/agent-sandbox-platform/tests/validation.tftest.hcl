@@ -10,6 +10,10 @@ variables {
 run "valid_inputs_plan" {
   command = plan
 
+  # The isolation check reads the team's sandboxes after the apply that
+  # creates them: a plan alone cannot know its result.
+  expect_failures = [check.sandboxes_isolated]
+
   assert {
     condition     = agentsandbox_sandbox_template.this.name == "tt-valid-sandbox" && agentsandbox_warm_pool.this.name == "tt-valid-pool" && agentsandbox_network_policy.this.name == "tt-valid-sandbox-isolation"
     error_message = "every name must start with the team's"
