@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -331,6 +333,55 @@ resource "agentsandbox_sandbox_claim" "c" {
 				Config:      config(accepted + `, "other.example.org/x" = "y"`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Pod label domain not allowed by the controller.*"other\.example\.org/x".*agents\.example\.com,\s+sandbox\.users\.io`),
+			},
+			{
+				// The domains removed (and the claim with them): the
+				// ConfigMap is deleted before the controller rolls, so the
+				// restarted controller is back to the default and refuses a
+				// claim in the removed domain. Deleted after the rollout, the
+				// new controller would have read the old domains.
+				Config: configRelease(rs.URL, "v1.0.7") + fmt.Sprintf(`
+resource "agentsandbox_warm_pool" "p" {
+  name       = "pool"
+  namespace  = %[1]q
+  template   = "python"
+  replicas   = 1
+  depends_on = [agentsandbox_controller.test]
+}
+`, ns),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkSandboxConfig(""),
+					func(*terraform.State) error {
+						probe := &unstructured.Unstructured{Object: map[string]any{
+							"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
+							"kind":       "SandboxClaim",
+							"metadata":   map[string]any{"name": "probe", "namespace": ns},
+							"spec": map[string]any{
+								"warmPoolRef":           map[string]any{"name": "pool"},
+								"additionalPodMetadata": map[string]any{"labels": map[string]any{"team.agents.example.com/owner": "bob"}},
+							},
+						}}
+						if _, err := acctest.Dynamic(t).Resource(claimGVR).Namespace(ns).Create(context.Background(), probe, metav1.CreateOptions{}); err != nil {
+							return err
+						}
+						acctest.WaitFor(t, 30*time.Second, "the probe claim to be refused (InvalidMetadata)", func(ctx context.Context) (bool, string, error) {
+							c, err := acctest.GetObject(ctx, acctest.ObjectRef{GVR: claimGVR, Namespace: ns, Name: "probe"})
+							if err != nil {
+								return false, "", err
+							}
+							conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+							for _, x := range conds {
+								m, _ := x.(map[string]any)
+								if m["type"] == "Ready" {
+									return m["reason"] == "InvalidMetadata", fmt.Sprintf("Ready=%v %v", m["status"], m["reason"]), nil
+								}
+							}
+							return false, "no Ready condition", nil
+						})
+						return nil
+					},
+				),
 			},
 		},
 	})
