@@ -96,7 +96,9 @@ var schemaDescription = "A posture report of the sandboxes **as they run now**: 
 	"Reachability is evaluated with NetworkPolicy semantics (internal/netpolicy: isolation per direction, union of " +
 	"policies, namespace and pod selectors, ipBlock with except, ports, protocols, named ports): what the policies " +
 	"allow, not a packet test. A pod on the host network is reported reachable everywhere, since NetworkPolicies do " +
-	"not govern it. The verdicts hold for an enforcer that applies NetworkPolicies as the API defines them."
+	"not govern it. The verdicts hold for an enforcer that applies NetworkPolicies as the API defines them; " +
+	"`make testacc-e2e` compares them with a real one (kube-router on a real gVisor node): every probe from or to a " +
+	"sandbox, allowed and refused, gets the verdict the packet got."
 
 func dataSourceSchema() schema.Schema {
 	return schema.Schema{

@@ -20,6 +20,11 @@
 //	                           same sandbox reaches nothing and admits no one
 //	TestE2E/control            a pod no policy selects reaches every destination
 //	                           a sandbox is refused, and admits every source
+//	TestE2E/report             data.agentsandbox_isolation_report, read again
+//	                           after each step's probes, gives every probe that
+//	                           starts or ends at a sandbox the verdict the
+//	                           packet got (the control pod is no sandbox: the
+//	                           report has nothing to say about its probes)
 //
 // The probes are data (Probes in probes.go: step, source, destination,
 // port, protocol, expected verdict, claim), and their results are written

@@ -318,7 +318,7 @@ func TestE2E(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(false)),
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(false), reportConfig()),
 			Check: func(*terraform.State) error {
 				t.Logf("templates, warm pools and policies applied; warm pools ready after %s", time.Since(t0).Round(time.Millisecond))
 				t.Run("sandbox_isolation", func(t *testing.T) { checkIsolation(t, cs, cfg, sandboxPod(t, cs, allowListTemplate)) })
@@ -326,11 +326,25 @@ func TestE2E(t *testing.T) {
 				return nil
 			},
 		}, {
+			// The same configuration: the isolation report is read again
+			// (at plan), after the probes, and must agree with them.
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(false), reportConfig()),
+			Check: func(s *terraform.State) error {
+				t.Run("report", func(t *testing.T) { crossCheck(t, s, 1, recordedResults(), "packet") })
+				return nil
+			},
+		}, {
 			// The allow-list policy updated in place to allow nothing:
 			// what was reachable a moment ago is now cut off.
-			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(true)),
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(true), reportConfig()),
 			Check: func(*terraform.State) error {
 				runStep(2)
+				return nil
+			},
+		}, {
+			Config: acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(true), reportConfig()),
+			Check: func(s *terraform.State) error {
+				t.Run("report", func(t *testing.T) { crossCheck(t, s, 2, recordedResults(), "packet") })
 				return nil
 			},
 		}},
