@@ -1,11 +1,13 @@
 package realnode
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -236,12 +238,20 @@ func TestReportCoversEverySandboxProbe(t *testing.T) {
 func TestAccReportAgreesWithTheProbesClaims(t *testing.T) {
 	acctest.PreCheck(t)
 	cs := acctest.Clientset(t)
-	for _, ns := range []string{sandboxNS, routerNS} {
-		_, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	// Only the sandboxes' namespace: the router's (agent-sandbox-system)
+	// is the controller's, which other tests of the shared cluster
+	// install; the report needs no namespace of a source to exist.
+	_, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sandboxNS}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := cs.CoreV1().Namespaces().Delete(ctx, sandboxNS, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", sandboxNS, err)
+		}
+	})
 	config := func(strict bool) string {
 		return acctest.ConfigCompose(acctest.ProviderConfig(), templateConfig(strict), reportConfig())
 	}
