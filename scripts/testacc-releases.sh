@@ -22,7 +22,8 @@
 # agentsandbox_controller is not run here: its own tests install each
 # release's bundle (v0.5.1, v0.5.6, v1.0.7) and upgrade between them.
 # Environment: PROFILES="v0.5.0 v0.5.6" runs only those (CI leaves out v0.5.6,
-# the profile make test already runs); RELEASES_JOBS as above.
+# the profile make test already runs); RELEASES_JOBS as above;
+# RELEASES_SLICE=ci runs CI's slice (below).
 # Results: .cache/releases/results.tsv (profile, package, test, status,
 # seconds); each test's go test -json output in .cache/releases/<profile>/.
 set -euo pipefail
@@ -30,10 +31,25 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 OUT=$ROOT/.cache/releases
 BIN=$OUT/bin
-RUN='^TestAcc[A-Za-z]+_(basic|update|import|release[A-Za-z]*)$'
-# The import path of each package and the name go test -c gives its binary.
-PKGS=(sandbox sandboxtemplate warmpool sandboxclaim networkpolicy)
 MODULE=github.com/agentsandbox/terraform-provider-agentsandbox
+# What runs, as "<package below internal/> <test regexp>", longest first so
+# the slowest tests do not start last (the claim's release tests wait for
+# one-minute requeues on v0.5.x). By default every family's lifecycle tests
+# and the release-specific tests; RELEASES_SLICE=ci (what CI runs) the
+# one-configuration lifecycle of every resource (internal/testing/matrixacc:
+# create, update in place, import, destroy) and the release-specific tests.
+RELEASE_RUN='^TestAcc[A-Za-z]+_release[A-Za-z]*$'
+if [[ ${RELEASES_SLICE:-} == ci ]]; then
+	SPEC=("resources/sandboxclaim $RELEASE_RUN" "resources/sandboxtemplate $RELEASE_RUN"
+		"testing/matrixacc ^TestAccMatrix_lifecycle\$")
+else
+	SPEC=()
+	for p in sandboxclaim warmpool sandboxtemplate sandbox networkpolicy; do
+		SPEC+=("resources/$p ^TestAcc[A-Za-z]+_(basic|update|import|release[A-Za-z]*)\$")
+	done
+fi
+PKGS=()
+for s in "${SPEC[@]}"; do PKGS+=("./internal/${s%% *}"); done
 
 # Inside a profile's environment (testenv re-runs this script): run that
 # profile's tests, RELEASES_JOBS at a time, and fail if any fails.
@@ -44,10 +60,11 @@ if [[ ${1:-} == --profile-jobs ]]; then
 	# Longest first, so the slowest tests do not start last: the claim's
 	# release tests (one-minute requeues on v0.5.x) and the updates.
 	jobs=()
-	for p in sandboxclaim warmpool sandboxtemplate sandbox networkpolicy; do
-		tests=$(cd "internal/resources/$p" && "$BIN/$p.test" -test.list "$RUN" | grep '^Test' || true)
+	for s in "${SPEC[@]}"; do
+		p=${s%% *} run=${s#* }
+		tests=$(cd "internal/$p" && "$BIN/$(basename "$p").test" -test.list "$run" | grep '^Test' || true)
 		if [[ -z $tests ]]; then
-			echo "testacc-releases: no test of internal/resources/$p matches $RUN" >&2
+			echo "testacc-releases: no test of internal/$p matches $run" >&2
 			exit 1
 		fi
 		for t in $tests; do
@@ -58,12 +75,13 @@ if [[ ${1:-} == --profile-jobs ]]; then
 		done
 	done
 	runjob() {
-		local pkg=$1 test=$2 rc=0
-		(cd "$ROOT/internal/resources/$pkg" &&
-			TF_ACC=1 go tool test2json -t -p "$MODULE/internal/resources/$pkg" \
-				"$BIN/$pkg.test" -test.v=test2json -test.timeout=30m -test.run "^$test\$" \
-				>"$dir/$pkg.$test.json" 2>&1) || rc=$?
-		echo "$rc" >"$dir/$pkg.$test.rc"
+		local pkg=$1 test=$2 rc=0 name
+		name=$(basename "$pkg")
+		(cd "$ROOT/internal/$pkg" &&
+			TF_ACC=1 go tool test2json -t -p "$MODULE/internal/$pkg" \
+				"$BIN/$name.test" -test.v=test2json -test.timeout=30m -test.run "^$test\$" \
+				>"$dir/$name.$test.json" 2>&1) || rc=$?
+		echo "$rc" >"$dir/$name.$test.rc"
 	}
 	running=0
 	for j in "${jobs[@]}"; do
@@ -94,7 +112,7 @@ LC_BIN=${AGENTSANDBOX_LOCALCLUSTER_BIN:-$(internal/devenv/localcluster/build.sh 
 mkdir -p "$BIN"
 go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
 go build -o "$BIN/releasesummary" ./internal/testing/testenv/cmd/releasesummary
-go test -c -o "$BIN/" "${PKGS[@]/#/./internal/resources/}"
+go test -c -o "$BIN/" "${PKGS[@]}"
 echo "    built in $((SECONDS - t0)) s"
 
 step "release profiles $PROFILES, at once"
