@@ -375,11 +375,12 @@ func process(spec corev1.PodSpec, vs *violations) processModel {
 			vs.add(uidAttr, "Sandbox runs as root", "Container %q runs as UID 0, root: the most privileged position from which to attack the runtime and the node.", c.Name)
 		case nonRoot == nil || !*nonRoot:
 			m.RunAsNonRoot = false
-			a := "pod_template.security_context.run_as_non_root"
+			// Titled as the hardening warning of the level that allows it.
+			a, title := "pod_template.security_context.run_as_non_root", "Sandbox may run as root"
 			if sc.RunAsNonRoot != nil {
-				a = attr + ".security_context.run_as_non_root"
+				a, title = attr+".security_context.run_as_non_root", "Sandbox container may run as root"
 			}
-			vs.add(a, "Sandbox may run as root", "Container %q is not required to run as non-root: it may run as root (UID 0), the most privileged position from which to attack the runtime and the node.", c.Name)
+			vs.add(a, title, "Container %q is not required to run as non-root: it may run as root (UID 0), the most privileged position from which to attack the runtime and the node.", c.Name)
 		}
 		if sc.Privileged != nil && *sc.Privileged {
 			m.Privileged = true

@@ -250,7 +250,7 @@ func TestLoosenedIsFlagged(t *testing.T) {
 		{"nothing dropped", edit(func(s *corev1.PodSpec) { s.Containers[0].SecurityContext.Capabilities.Drop = nil }),
 			[]string{"Not all capabilities dropped @ " + c0 + ".security_context.capabilities.drop"}},
 		{"container may run as root", edit(func(s *corev1.PodSpec) { s.Containers[0].SecurityContext.RunAsNonRoot = ptr.To(false) }),
-			[]string{"Sandbox may run as root @ " + c0 + ".security_context.run_as_non_root"}},
+			[]string{"Sandbox container may run as root @ " + c0 + ".security_context.run_as_non_root"}},
 		{"host network", edit(func(s *corev1.PodSpec) { s.HostNetwork = true }),
 			[]string{"Sandbox shares a host namespace @ pod_template.pod_spec_overrides",
 				"Metadata server reachable @ network.egress.metadata_server_ipv4",

@@ -209,7 +209,7 @@ func dataSourceSchema() schema.Schema {
 				MarkdownDescription: "Every violation of every sandbox. Titles match the warnings the template and sandbox " +
 					"resources give when a hardened default is loosened: `Sandbox runs without gVisor`, `RuntimeClass does not " +
 					"exist`, `Service account token mounted into the sandbox`, `Sandbox's service account is powerful`, `Sandbox " +
-					"may run as root`, `Sandbox runs as root`, `Privileged sandbox container`, `Privilege escalation allowed`, " +
+					"may run as root` (`Sandbox container may run as root`), `Sandbox runs as root`, `Privileged sandbox container`, `Privilege escalation allowed`, " +
 					"`Capabilities added`, `Not all capabilities dropped`, `Sandbox runs without a syscall filter`, `Sandbox runs " +
 					"without AppArmor`, `Unmasked /proc`, `Sandbox shares a host namespace`, `Host directory mounted into the " +
 					"sandbox`, `Missing resource limits`; and for the network `No NetworkPolicy isolates the sandbox's ingress` " +
