@@ -3,7 +3,7 @@
 // already known, and hands every other call to the framework unchanged:
 //
 //   - PlanResourceChange of a resource that does not change: the proposed
-//     new state is the prior state, there is no prior
+//     new state is the prior state (the same bytes), there is no prior
 //     private state, the schema's defaults keep every value, and the
 //     resource's own ModifyPlan, called as the framework calls it, changes
 //     nothing and says nothing. The answer is the prior state.
@@ -176,7 +176,12 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 		len(req.PriorPrivate) > 0 || req.PriorIdentity != nil {
 		return false
 	}
-	if len(req.PriorState.MsgPack) == 0 || len(req.ProposedNewState.MsgPack) == 0 || len(req.Config.MsgPack) == 0 {
+	// Terraform and OpenTofu encode equal values alike (cty's msgpack
+	// sorts object attributes, map keys and set elements), so an
+	// unchanged resource comes with equal bytes, and a changed one is
+	// handed on without decoding anything.
+	prior := req.PriorState.MsgPack
+	if len(prior) == 0 || !bytes.Equal(prior, req.ProposedNewState.MsgPack) || len(req.Config.MsgPack) == 0 {
 		return false
 	}
 	ti := s.typeInfo(ctx, req.TypeName)
@@ -190,15 +195,6 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 	priorV, err := req.PriorState.Unmarshal(ti.tfType)
 	if err != nil || priorV.IsNull() || !priorV.IsFullyKnown() {
 		return false
-	}
-	// Terraform encodes equal values alike (cty's msgpack sorts map keys),
-	// so equal bytes are the common case; other encoders may order a map
-	// differently, hence the comparison of values otherwise.
-	if !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
-		proposedV, err := req.ProposedNewState.Unmarshal(ti.tfType)
-		if err != nil || !proposedV.Equal(priorV) {
-			return false
-		}
 	}
 	configV, err := req.Config.Unmarshal(ti.tfType)
 	if err != nil || !configV.IsFullyKnown() {
