@@ -33,8 +33,9 @@ const dsAddress = "data.agentsandbox_isolation_report.all"
 
 // postureConfig is the cluster under report, written with the provider
 // itself: a hardened template and its pool of two, a template loosened in
-// each way the hardening warns about (but procMount, which the API server
-// accepts only with user namespaces; the unit tests cover it) and its pool,
+// each way the hardening warns about and its pool (but procMount Unmasked,
+// which the API server accepts only with hostUsers = false, and so not with
+// the host namespaces of that template: the sandbox "unmasked" has it),
 // the quickstart's isolation policy for every execution sandbox, and three
 // sandboxes: one that no policy selects, one selected by the policies the
 // test writes out of band with a wide egress range (wideLabel), and one
@@ -134,6 +135,11 @@ resource "agentsandbox_network_policy" "isolate" {
 		sandbox("powerful", "execution-sandbox", "", `
     service_account_name            = "builder"
     automount_service_account_token = true`),
+		sandbox("unmasked", "execution-sandbox", "", `
+    pod_spec_overrides = jsonencode({
+      hostUsers  = false
+      containers = [{ name = "agent", securityContext = { procMount = "Unmasked" } }]
+    })`),
 		report)
 }
 
@@ -142,7 +148,8 @@ func reportBlock(ns string, dependsOn bool, lifecycle string) string {
 	if dependsOn {
 		deps = `
   depends_on = [agentsandbox_warm_pool.hardened, agentsandbox_warm_pool.loosened, agentsandbox_network_policy.isolate,
-    agentsandbox_sandbox.exposed, agentsandbox_sandbox.wide, agentsandbox_sandbox.linklocal, agentsandbox_sandbox.powerful]`
+    agentsandbox_sandbox.exposed, agentsandbox_sandbox.wide, agentsandbox_sandbox.linklocal, agentsandbox_sandbox.powerful,
+    agentsandbox_sandbox.unmasked]`
 	}
 	return fmt.Sprintf(`
 data "agentsandbox_isolation_report" "all" {
@@ -263,7 +270,7 @@ func TestAccIsolationReport_postures(t *testing.T) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		want := []string{"exposed", "hardened#0", "hardened#1", "linklocal", "loosened#0", "powerful", "wide"}
+		want := []string{"exposed", "hardened#0", "hardened#1", "linklocal", "loosened#0", "powerful", "unmasked", "wide"}
 		if fmt.Sprint(keys) != fmt.Sprint(want) {
 			return fmt.Errorf("sandboxes %v, want %v", keys, want)
 		}
@@ -329,6 +336,9 @@ func TestAccIsolationReport_postures(t *testing.T) {
 				return fmt.Errorf("%s: the metadata verdict does not name %s: %q, %v", name, policy, r.messages[0], r.attrs["network.egress.metadata_server_ipv4.allowed_by.0"])
 			}
 		}
+		if u := got["unmasked"]; fmt.Sprint(u.violations) != "[Unmasked /proc @ pod_template.pod_spec_overrides]" {
+			return fmt.Errorf("unmasked: violations %q", u.violations)
+		}
 		p := got["powerful"]
 		if err := expectViolations(p,
 			"Service account token mounted into the sandbox @ pod_template.automount_service_account_token",
@@ -344,7 +354,7 @@ func TestAccIsolationReport_postures(t *testing.T) {
 			total += len(r.violations)
 		}
 		if top["violations.#"] != strconv.Itoa(total) || top["summary.violations"] != strconv.Itoa(total) ||
-			top["summary.sandboxes"] != "7" || top["summary.clean"] != "2" || top["summary.pods"] != "7" {
+			top["summary.sandboxes"] != "8" || top["summary.clean"] != "2" || top["summary.pods"] != "8" {
 			return fmt.Errorf("summary %v (violations.# %s), %d violations in the sandboxes", top["summary.sandboxes"], top["violations.#"], total)
 		}
 		return nil
@@ -403,15 +413,15 @@ data "agentsandbox_isolation_report" "hardened" {
   selector  = "app.kubernetes.io/component=execution-sandbox,!reach"
   lifecycle {
     postcondition {
-      condition     = self.summary.sandboxes == 4 && self.summary.clean == 2
-      error_message = "want 4 sandboxes, 2 clean: ${jsonencode(self.summary)}"
+      condition     = self.summary.sandboxes == 5 && self.summary.clean == 2
+      error_message = "want 5 sandboxes, 2 clean: ${jsonencode(self.summary)}"
     }
   }
 }
 `, ns)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(dsAddress, tfjsonpath.New("id"), knownvalue.StringExact(ns+"?app.kubernetes.io/component=execution-sandbox,!reach")),
-					statecheck.ExpectKnownValue(dsAddress, tfjsonpath.New("summary").AtMapKey("sandboxes"), knownvalue.Int64Exact(4)),
+					statecheck.ExpectKnownValue(dsAddress, tfjsonpath.New("summary").AtMapKey("sandboxes"), knownvalue.Int64Exact(5)),
 				},
 			},
 		},
