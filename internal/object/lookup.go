@@ -60,64 +60,107 @@ const (
 	PresenceAbsent
 )
 
+// Plan-time reads are cached per client and key for the life of the
+// provider process (planReadKey -> planReadResult): a plan of many
+// resources naming the same namespace or RuntimeClass, or checking against
+// the same CRD schema or controller configuration, reads it once. And
+// unreachable remembers the clients whose cluster did not answer at all
+// (*kube.Client -> error), shared by every plan-time read: an unreachable
+// cluster costs one timeout per provider process, not one per read.
+var (
+	planReads   sync.Map
+	unreachable sync.Map
+)
+
+type planReadKey struct {
+	c   *kube.Client
+	key any
+}
+
+type planReadResult struct {
+	value any
+	why   string
+}
+
+// PlanRead returns what read returns for key (comparable; say what is
+// read, e.g. a struct of the kind and name), reading the cluster at most
+// once per provider process and client, within lookupTimeout. why is
+// empty when read answered; otherwise it says why there is no answer (the
+// provider is not configured, the client cannot be built, the cluster did
+// not answer this or an earlier plan-time read, or read's error), and the
+// value is read's (the zero value when read did not run).
+//
+// read returns an error only when it has no answer; an error that is not
+// the API server's (a timeout, a refused connection) marks the cluster
+// unreachable for every later plan-time read of the process.
+func PlanRead[T any](ctx context.Context, meta *conn.Meta, key any, read func(ctx context.Context, c *kube.Client) (T, error)) (value T, why string) {
+	if meta == nil {
+		return value, "provider not configured"
+	}
+	c, d := meta.Kube(ctx)
+	if d.HasError() {
+		return value, "no Kubernetes client: " + d.Errors()[0].Summary()
+	}
+	if err, down := unreachable.Load(c); down {
+		return value, fmt.Sprintf("the cluster did not answer an earlier plan-time read: %v", err)
+	}
+	k := planReadKey{c: c, key: key}
+	if r, ok := planReads.Load(k); ok {
+		res := r.(planReadResult) //nolint:forcetypeassert // only planReadResult is stored
+		v, _ := res.value.(T)
+		return v, res.why
+	}
+	rctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	value, err := read(rctx, c)
+	res := planReadResult{value: value}
+	if err != nil {
+		res.why = err.Error()
+		var st apierrors.APIStatus
+		if !errors.As(err, &st) && !kube.IsResourceNotServed(err) {
+			// No answer at all: do not wait again for this cluster.
+			unreachable.Store(c, err)
+		}
+	}
+	planReads.Store(k, res)
+	return value, res.why
+}
+
 type lookupKey struct {
-	c         *kube.Client
 	gvr       schema.GroupVersionResource
 	namespace string
 	name      string
 }
 
-// lookups caches every answer (lookupKey -> Presence) and unreachable the
-// clients whose cluster did not answer (*kube.Client -> error), for the
-// life of the provider process: a plan of many resources naming the same
-// namespace or RuntimeClass sends one GET, and an unreachable cluster
-// costs one timeout, not one per reference.
-var (
-	lookups     sync.Map
-	unreachable sync.Map
-)
-
 // Lookup says whether the object gvr namespace/name exists, reading it at
-// most once per provider process. namespace is "" for cluster-scoped kinds.
+// most once per provider process (PlanRead). namespace is "" for
+// cluster-scoped kinds.
 func Lookup(ctx context.Context, meta *conn.Meta, gvr schema.GroupVersionResource, namespace, name string) Presence {
-	if meta == nil || name == "" {
+	if name == "" {
 		return PresenceUnknown
 	}
-	c, d := meta.Kube(ctx)
-	if d.HasError() {
-		tflog.Debug(ctx, "plan-time lookup skipped: no Kubernetes client", map[string]any{"reason": d.Errors()[0].Summary()})
-		return PresenceUnknown
-	}
-	if _, down := unreachable.Load(c); down {
-		return PresenceUnknown
-	}
-	key := lookupKey{c: c, gvr: gvr, namespace: namespace, name: name}
-	if v, ok := lookups.Load(key); ok {
-		return v.(Presence) //nolint:forcetypeassert // only Presence is stored
-	}
-	rctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
-	_, err := c.Get(rctx, gvr, namespace, name)
-	p := PresenceUnknown
-	var st apierrors.APIStatus
-	switch {
-	case err == nil:
-		p = PresenceFound
-	case kube.IsResourceNotServed(err):
-		// The CRD is not installed (yet): nothing to say.
-	case apierrors.IsNotFound(err):
-		p = PresenceAbsent
-	case errors.As(err, &st):
-		// Forbidden, throttled, a server error: the server answered, but
-		// not about the object.
-	default:
-		// No answer at all: do not wait again for this cluster.
-		unreachable.Store(c, err)
-	}
+	p, why := PlanRead(ctx, meta, lookupKey{gvr: gvr, namespace: namespace, name: name},
+		func(ctx context.Context, c *kube.Client) (Presence, error) {
+			_, err := c.Get(ctx, gvr, namespace, name)
+			var st apierrors.APIStatus
+			switch {
+			case err == nil:
+				return PresenceFound, nil
+			case kube.IsResourceNotServed(err):
+				// The CRD is not installed (yet): nothing to say.
+				return PresenceUnknown, nil
+			case apierrors.IsNotFound(err):
+				return PresenceAbsent, nil
+			case errors.As(err, &st):
+				// Forbidden, throttled, a server error: the server
+				// answered, but not about the object.
+				return PresenceUnknown, nil
+			}
+			return PresenceUnknown, err
+		})
 	tflog.Debug(ctx, "plan-time lookup", map[string]any{
-		"resource": gvr.Resource, "namespace": namespace, "name": name, "presence": int(p), "error": fmt.Sprint(err),
+		"resource": gvr.Resource, "namespace": namespace, "name": name, "presence": int(p), "no answer": why,
 	})
-	lookups.Store(key, p)
 	return p
 }
 

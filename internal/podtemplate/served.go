@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -31,17 +29,9 @@ import (
 // cluster cannot be read (not reachable, not created yet, the CRD not
 // installed yet, no permission to read CRDs), only the first step applies.
 
-// servedTimeout bounds the one CRD read of a plan.
-const servedTimeout = 10 * time.Second
-
-// servedSchemas caches the served pod spec schema per client and CRD for
-// the life of the provider process (a plan reads each CRD at most once).
-var servedSchemas sync.Map // servedKey -> servedSchema
-
-type servedKey struct {
-	c   *kube.Client
-	crd string
-}
+// servedKey names the read of a CRD's served pod spec schema in
+// object.PlanRead's cache (one read per CRD per provider process).
+type servedKey struct{ crd, version string }
 
 type servedSchema struct {
 	schema  map[string]any // nil: not available (why says why)
@@ -85,32 +75,23 @@ func CheckServedOverrides(ctx context.Context, meta *conn.Meta, crdName, version
 }
 
 // served returns the pod spec schema of crdName at version as the cluster
-// serves it, read once per client.
+// serves it, read once per provider process and client (object.PlanRead).
 func served(ctx context.Context, meta *conn.Meta, crdName, version string) servedSchema {
-	if meta == nil {
-		return servedSchema{why: "provider not configured"}
-	}
-	c, d := meta.Kube(ctx)
-	if d.HasError() {
-		return servedSchema{why: "no Kubernetes client: " + d.Errors()[0].Summary()}
-	}
-	key := servedKey{c: c, crd: crdName}
-	if v, ok := servedSchemas.Load(key); ok {
-		return v.(servedSchema) //nolint:forcetypeassert // only servedSchema is stored
-	}
-	rctx, cancel := context.WithTimeout(ctx, servedTimeout)
-	defer cancel()
-	s := servedSchema{version: version}
-	crd, err := c.Get(rctx, kube.CRDGVR, "", crdName)
-	switch {
-	case err != nil:
-		// Not installed yet (the controller may come in the same apply),
-		// not readable (RBAC) or not reachable: nothing more to check.
-		s.why = err.Error()
-	default:
+	s, why := object.PlanRead(ctx, meta, servedKey{crd: crdName, version: version}, func(ctx context.Context, c *kube.Client) (servedSchema, error) {
+		crd, err := c.Get(ctx, kube.CRDGVR, "", crdName)
+		if err != nil {
+			// Not installed yet (the controller may come in the same
+			// apply), not readable (RBAC) or not reachable: nothing
+			// more to check.
+			return servedSchema{}, err
+		}
+		s := servedSchema{version: version}
 		s.schema, s.why = podSpecSchema(crd, version)
+		return s, nil
+	})
+	if why != "" {
+		return servedSchema{version: version, why: why}
 	}
-	servedSchemas.Store(key, s)
 	return s
 }
 

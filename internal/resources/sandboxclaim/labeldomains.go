@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
@@ -30,14 +29,12 @@ import (
 // So at plan, when the cluster can be read, checkLabelDomains reads what the
 // controller in agent-sandbox-system (where upstream's releases run it)
 // uses: its Deployment, and the ConfigMap when the Deployment mounts it.
-// Two GETs per provider process, cached, and none when the labels do not
-// change. When the answer is not clear (the cluster cannot be read, the
+// Two GETs per provider process (object.PlanRead, which also skips them
+// when the cluster did not answer an earlier plan-time read), and none when
+// the labels do not change. When the answer is not clear (the cluster cannot be read, the
 // controller is not installed there yet, possibly by the same apply), the
 // plan says nothing beyond the validators' rules, and the claim's wait
 // reports the controller's refusal.
-
-// labelDomainsTimeout bounds the plan-time reads.
-const labelDomainsTimeout = 10 * time.Second
 
 var (
 	deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
@@ -53,43 +50,34 @@ type controllerDomains struct {
 	why  string
 }
 
-// liveDomains caches controllerDomains per client for the life of the
-// provider process (*kube.Client -> controllerDomains).
-var liveDomains sync.Map
+// controllerDomainsKey names the read in object.PlanRead's cache.
+type controllerDomainsKey struct{}
 
 // readControllerDomains reads the allowed label domains of the controller
-// in sandboxapi.ControllerNamespace, once per client.
+// in sandboxapi.ControllerNamespace, once per provider process and client
+// (object.PlanRead).
 func readControllerDomains(ctx context.Context, meta *conn.Meta) controllerDomains {
-	if meta == nil {
-		return controllerDomains{why: "provider not configured"}
+	out, why := object.PlanRead(ctx, meta, controllerDomainsKey{}, fetchControllerDomains)
+	if why != "" {
+		return controllerDomains{why: why}
 	}
-	c, d := meta.Kube(ctx)
-	if d.HasError() {
-		return controllerDomains{why: "no Kubernetes client: " + d.Errors()[0].Summary()}
-	}
-	if v, ok := liveDomains.Load(c); ok {
-		return v.(controllerDomains) //nolint:forcetypeassert // only controllerDomains is stored
-	}
-	rctx, cancel := context.WithTimeout(ctx, labelDomainsTimeout)
-	defer cancel()
-	out := fetchControllerDomains(rctx, c)
-	liveDomains.Store(c, out)
 	return out
 }
 
-func fetchControllerDomains(ctx context.Context, c *kube.Client) controllerDomains {
+// fetchControllerDomains reads them; an error says there is no answer.
+func fetchControllerDomains(ctx context.Context, c *kube.Client) (controllerDomains, error) {
 	ns, name := sandboxapi.ControllerNamespace, sandboxapi.ControllerDeploymentName
 	dep, err := c.Get(ctx, deploymentGVR, ns, name)
 	if err != nil {
 		// Not installed there (or not yet), not readable, not reachable.
-		return controllerDomains{why: fmt.Sprintf("Deployment %s/%s: %v", ns, name, err)}
+		return controllerDomains{}, fmt.Errorf("the Deployment %s/%s: %w", ns, name, err)
 	}
 	if !sandboxapi.MountsConfig(dep.Object) {
 		return controllerDomains{
 			domains: sandboxapi.EffectiveLabelDomains(nil),
 			from: fmt.Sprintf("the controller Deployment %s/%s does not mount the ConfigMap %s, so it uses the default",
 				ns, name, sandboxapi.ConfigMapName),
-		}
+		}, nil
 	}
 	cm, err := c.Get(ctx, configMapGVR, ns, sandboxapi.ConfigMapName)
 	switch {
@@ -97,9 +85,9 @@ func fetchControllerDomains(ctx context.Context, c *kube.Client) controllerDomai
 		return controllerDomains{
 			domains: sandboxapi.EffectiveLabelDomains(nil),
 			from:    fmt.Sprintf("there is no ConfigMap %s/%s, so the controller uses the default", ns, sandboxapi.ConfigMapName),
-		}
+		}, nil
 	case err != nil:
-		return controllerDomains{why: fmt.Sprintf("ConfigMap %s/%s: %v", ns, sandboxapi.ConfigMapName, err)}
+		return controllerDomains{}, fmt.Errorf("the ConfigMap %s/%s: %w", ns, sandboxapi.ConfigMapName, err)
 	}
 	value, _, _ := unstructured.NestedString(cm.Object, "data", sandboxapi.ConfigKeyAllowedLabelDomains)
 	configured := sandboxapi.ParseAllowedLabelDomains(value)
@@ -107,7 +95,7 @@ func fetchControllerDomains(ctx context.Context, c *kube.Client) controllerDomai
 	if len(configured) == 0 {
 		from += " names none, so the controller uses the default"
 	}
-	return controllerDomains{domains: sandboxapi.EffectiveLabelDomains(configured), from: from}
+	return controllerDomains{domains: sandboxapi.EffectiveLabelDomains(configured), from: from}, nil
 }
 
 // checkLabelDomains refuses, at their attribute path, the planned pod

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,7 +189,7 @@ func destroyed(env *emutest.Env) resource.TestCheckFunc {
 	checks := []resource.TestCheckFunc{addonEnabled(env, false)}
 	seen := map[string]bool{}
 	for addr, gvr := range acctest.OneOfEachObjects {
-		typ := regexp.MustCompile(`\.[^.]*$`).ReplaceAllString(addr, "")
+		typ, _, _ := strings.Cut(addr, ".") // "type.name"
 		if !seen[typ] {
 			seen[typ] = true
 			checks = append(checks, acctest.CheckDestroy(typ, gvr))
