@@ -358,6 +358,11 @@ func (v sameQuantity) MarkdownDescription(ctx context.Context) string { return v
 // which is the planned one.
 func (sameQuantity) InertWhenUnchanged() {}
 
+// InertOnCreate marks the modifier as a no-op without prior state
+// (fastpath.InertOnCreate): PlanModifyString returns at once when the
+// prior value is null, as it is on a create.
+func (sameQuantity) InertOnCreate() {}
+
 func (sameQuantity) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || req.StateValue.IsUnknown() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() {
 		return

@@ -7,6 +7,12 @@
 //     private state, the schema's defaults keep every value, and the
 //     resource's own ModifyPlan, called as the framework calls it, changes
 //     nothing and says nothing. The answer is the prior state.
+//   - PlanResourceChange of a create (null prior state): the planned state
+//     the framework would make (defaults, computed attributes unknown),
+//     computed with a precomputed index of the schema, when every plan
+//     modifier of the type does nothing without prior state and the
+//     resource's own ModifyPlan, called as the framework calls it, says
+//     nothing; see create.go.
 //   - UpgradeResourceState of a state already at the schema's version: the
 //     framework's own pass-through (decode the stored JSON against the
 //     schema's type, encode it again), with the type computed once.
@@ -38,7 +44,8 @@
 //     provider's data, and any diagnostic (warnings included), replacement,
 //     deferral, private-state write or planned value it produces sends the
 //     request to the framework, which then runs it again as usual;
-//   - creates (no prior state), destroys (no proposed state), prior private
+//   - creates the create fast path cannot show (create.go), destroys (no
+//     proposed state), prior private
 //     state (import markers, a claim's last applied values, a node pool's
 //     etag) and an unconfigured provider all go to the framework. (A
 //     provider whose Configure defers must not use the fast path; this
@@ -164,6 +171,14 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	if req != nil && s.unchanged(ctx, req) {
 		plansAnswered.Add(1)
 		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState}, nil
+	}
+	if req != nil && isCreate(req) {
+		if resp, ok := s.planCreate(ctx, req); ok {
+			plansAnswered.Add(1)
+			createsAnswered.Add(1)
+			return resp, nil
+		}
+		createsDelegated.Add(1)
 	}
 	plansDelegated.Add(1)
 	return s.FrameworkServer.PlanResourceChange(ctx, req)

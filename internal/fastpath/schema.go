@@ -82,6 +82,11 @@ type typeInfo struct {
 	// the fast path; why says why not.
 	planOK bool
 	why    string
+	// create is the create index (schema_create.go); createOK says
+	// whether plans of creates may be answered, createWhy why not.
+	create    []*cnode
+	createOK  bool
+	createWhy string
 }
 
 // nesting of a node's children.
@@ -107,13 +112,17 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	ti := &typeInfo{factory: factory, schema: sresp.Schema, version: sresp.Schema.Version}
 	if sresp.Diagnostics.HasError() {
 		ti.why = "schema has errors"
+		ti.createWhy = ti.why
 		return ti
 	}
 	ti.tfType = sresp.Schema.Type().TerraformType(ctx)
 	if _, ok := r.(resource.ResourceWithIdentity); ok {
 		ti.why = "resource has an identity"
+		ti.createWhy = ti.why
 		return ti
 	}
+	ti.create, ti.createWhy = createIndex(ctx, sresp.Schema)
+	ti.createOK = ti.createWhy == ""
 	w := walker{ctx: ctx}
 	ti.defaults = w.attributes(sresp.Schema.Attributes, "")
 	ti.defaults = append(ti.defaults, w.blocks(sresp.Schema.Blocks, "")...)

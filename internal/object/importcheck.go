@@ -56,6 +56,11 @@ func (m importedName) MarkdownDescription(ctx context.Context) string { return m
 // import marker, which lives in the private state.
 func (importedName) InertWhenUnchanged() {}
 
+// InertOnCreate marks the modifier as a no-op without prior state
+// (fastpath.InertOnCreate): PlanModifyString returns at once when the
+// state is null.
+func (importedName) InertOnCreate() {}
+
 func (m importedName) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.Private == nil || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return

@@ -1,0 +1,321 @@
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"math/big"
+	"sync/atomic"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// The plan of a create (null prior state), as the framework makes it
+// (terraform-plugin-framework v1.19.0,
+// internal/fwserver/server_planresourcechange.go), with a precomputed index
+// of the schema walked once instead of three tftypes.Transform passes that
+// look every visited attribute up from the root:
+//
+//  1. the proposed new state is the plan (:153);
+//  2. defaults (:161-177, fwschemadata/data_default.go:23): every attribute
+//     with a default whose configuration is null, at any depth, becomes the
+//     default; the walk goes children first, so a parent's default replaces
+//     whatever its children got;
+//  3. write-only attributes are nulled (:180): a type with any is not
+//     eligible;
+//  4. unknown marking (:200-268, MarkComputedNilsAsUnknown :414-542), on
+//     the result of 2, again children first: a computed attribute without a
+//     default whose configuration is null becomes unknown; elements of
+//     lists, maps and sets, blocks and what lies inside an attribute that
+//     is not nested are not attributes of the schema and are left alone.
+//     Inside a value set to its default in step 2, the children's
+//     configuration is null: computed children without a default of their
+//     own become unknown, children with one keep the parent default's value;
+//  5. the schema's plan modifiers (:275-303, SchemaModifyPlan): a type
+//     qualifies only when every one does nothing without prior state
+//     (InertOnCreate), so that the pass rebuilds the same value;
+//  6. the resource's ModifyPlan (:313-372), run here as the framework runs
+//     it; any diagnostic (warnings included), replacement, deferral,
+//     private state or identity sends the request to the framework.
+//
+// Where the framework's two lookups of the configuration would disagree
+// (the defaults pass reads a missing or unknown-parented configuration as
+// null, fwschemadata/data_value.go, while unknown marking stops at the last
+// value it reached, tftypes.WalkAttributePath), the fast path does not
+// answer: a configuration that is unknown above a known planned value, or a
+// list, map or set element or map key the configuration lacks.
+
+var (
+	createsAnswered  atomic.Int64
+	createsDelegated atomic.Int64
+)
+
+// CreateCounts returns how many plans of a create the fast path answered
+// and how many it handed to the framework (both are also in Counts).
+func CreateCounts() (fast, framework int64) {
+	return createsAnswered.Load(), createsDelegated.Load()
+}
+
+// EligibleCreate reports whether plans of creates of typeName may be
+// answered by the fast path, and if not, why.
+func (s *Server) EligibleCreate(ctx context.Context, typeName string) (bool, string) {
+	ti := s.typeInfo(ctx, typeName)
+	if ti == nil {
+		return false, "unknown resource type"
+	}
+	return ti.createOK, ti.createWhy
+}
+
+// msgpackNull is a null value in MessagePack, as Terraform encodes the
+// prior state of a create.
+var msgpackNull = []byte{0xc0}
+
+// isCreate reports whether req plans a create (its prior state is null),
+// without decoding anything.
+func isCreate(req *tfprotov6.PlanResourceChangeRequest) bool {
+	if req.PriorState == nil {
+		return true
+	}
+	return len(req.PriorState.JSON) == 0 && bytes.Equal(req.PriorState.MsgPack, msgpackNull)
+}
+
+// planCreate returns the framework's answer to the plan of a create, when
+// it can show what it is.
+func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
+	if !s.configured.Load() || req.ProposedNewState == nil || req.Config == nil ||
+		len(req.PriorPrivate) > 0 || req.PriorIdentity != nil {
+		return nil, false
+	}
+	ti := s.typeInfo(ctx, req.TypeName)
+	if ti == nil || !ti.createOK {
+		return nil, false
+	}
+	data, ok := s.providerData()
+	if !ok {
+		return nil, false
+	}
+	proposed, err := req.ProposedNewState.Unmarshal(ti.tfType)
+	if err != nil || proposed.IsNull() || !proposed.IsKnown() {
+		return nil, false
+	}
+	config, err := req.Config.Unmarshal(ti.tfType)
+	if err != nil || config.IsNull() || !config.IsKnown() {
+		return nil, false
+	}
+	planned, _, ok := planObject(ti.create, proposed, config, true)
+	if !ok {
+		return nil, false
+	}
+	r := ti.factory()
+	if rc, ok := r.(resource.ResourceWithConfigure); ok {
+		var cresp resource.ConfigureResponse
+		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
+		if len(cresp.Diagnostics) > 0 {
+			return nil, false
+		}
+	}
+	if rm, ok := r.(resource.ResourceWithModifyPlan); ok {
+		mreq := resource.ModifyPlanRequest{
+			ClientCapabilities: resource.ModifyPlanClientCapabilities{
+				DeferralAllowed: req.ClientCapabilities != nil && req.ClientCapabilities.DeferralAllowed,
+			},
+			Config: tfsdk.Config{Raw: config, Schema: ti.schema},
+			Plan:   tfsdk.Plan{Raw: planned, Schema: ti.schema},
+			State:  tfsdk.State{Raw: tftypes.NewValue(ti.tfType, nil), Schema: ti.schema},
+			// Private stays nil: reads find nothing, as in the empty
+			// private state the framework would pass, and a write fails,
+			// which sends the request to the framework.
+		}
+		mresp := resource.ModifyPlanResponse{Plan: mreq.Plan, RequiresReplace: path.Paths{}}
+		rm.ModifyPlan(ctx, mreq, &mresp)
+		if len(mresp.Diagnostics) > 0 || len(mresp.RequiresReplace) > 0 || mresp.Deferred != nil ||
+			mresp.Private != nil || mresp.Identity != nil {
+			return nil, false
+		}
+		planned = mresp.Plan.Raw
+	}
+	dv, err := tfprotov6.NewDynamicValue(ti.tfType, planned)
+	if err != nil {
+		return nil, false
+	}
+	return &tfprotov6.PlanResourceChangeResponse{PlannedState: &dv}, true
+}
+
+// planObject plans the attributes and blocks of one object (the resource,
+// a nested attribute's object, a block's) from its proposed value pv,
+// known and not null, and its configuration cv, null or known. defaults is
+// false inside a value set to its default (only unknown marking is left).
+// It returns the planned object, whether it differs from pv, and false
+// when the fast path cannot tell the framework's plan.
+func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, bool) {
+	if len(nodes) == 0 {
+		return pv, false, true
+	}
+	var ca map[string]tftypes.Value // read only
+	if !cv.IsNull() {
+		if !cv.IsKnown() || cv.As(&ca) != nil {
+			return pv, false, false
+		}
+	}
+	var pa map[string]tftypes.Value // pv's own: read only
+	if pv.As(&pa) != nil {
+		return pv, false, false
+	}
+	var out map[string]tftypes.Value // a copy, once something changes
+	for _, n := range nodes {
+		pe, ok := pa[n.name]
+		if !ok {
+			return pv, false, false
+		}
+		ce, ok := ca[n.name]
+		if !ok {
+			if ca != nil {
+				return pv, false, false
+			}
+			ce = tftypes.NewValue(pe.Type(), nil)
+		}
+		ne, changed, ok := n.plan(pe, ce, defaults)
+		if !ok {
+			return pv, false, false
+		}
+		if changed {
+			if out == nil {
+				out = make(map[string]tftypes.Value, len(pa))
+				for k, v := range pa {
+					out[k] = v
+				}
+			}
+			out[n.name] = ne
+		}
+	}
+	if out == nil {
+		return pv, false, true
+	}
+	return tftypes.NewValue(pv.Type(), out), true, true
+}
+
+// plan plans one attribute or block: its proposed value pv and its
+// configuration cv (null when a parent's is).
+func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, bool) {
+	if n.whole && (fraction(pv) || fraction(cv)) {
+		// The framework reads it as a value that fails validation.
+		return pv, false, false
+	}
+	if n.block && n.nesting != nestSingle && (pv.IsNull() || cv.IsNull()) {
+		// The framework's schema plan modifiers plan a null list or set
+		// block as an empty one (Terraform never sends a null one).
+		return pv, false, false
+	}
+	v, changed := pv, false
+	cvNull := cv.IsNull()
+	if !n.block && cvNull {
+		if n.def != nil {
+			if defaults {
+				// Step 2 replaces the value, whatever it got below; step 4
+				// then walks the default with a null configuration.
+				v, changed, defaults = *n.def, !n.def.Equal(pv), false
+			}
+		} else if n.computed {
+			// Step 4 marks it unknown, whatever it got below.
+			u := tftypes.NewValue(pv.Type(), tftypes.UnknownValue)
+			return u, !pv.Equal(u), true
+		}
+	}
+	if len(n.children) == 0 || v.IsNull() || !v.IsKnown() {
+		return v, changed, true
+	}
+	if !cvNull && !cv.IsKnown() {
+		// The two passes would read the children's configuration
+		// differently (null for defaults, unknown for marking).
+		return v, false, false
+	}
+	switch n.nesting {
+	case nestSingle:
+		nv, c, ok := planObject(n.children, v, cv, defaults)
+		return nv, changed || c, ok
+	case nestList:
+		var pl, cl []tftypes.Value // read only
+		if v.As(&pl) != nil {
+			return v, false, false
+		}
+		if !cvNull && (cv.As(&cl) != nil || len(cl) != len(pl)) {
+			return v, false, false
+		}
+		var out []tftypes.Value
+		for i, pe := range pl {
+			if pe.IsNull() || !pe.IsKnown() {
+				continue
+			}
+			ce := tftypes.NewValue(pe.Type(), nil)
+			if !cvNull {
+				ce = cl[i]
+			}
+			ne, c, ok := planObject(n.children, pe, ce, defaults)
+			if !ok {
+				return v, false, false
+			}
+			if c {
+				if out == nil {
+					out = append([]tftypes.Value(nil), pl...)
+				}
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return v, changed, true
+		}
+		return tftypes.NewValue(v.Type(), out), true, true
+	case nestMap:
+		var pm, cm map[string]tftypes.Value // read only
+		if v.As(&pm) != nil {
+			return v, false, false
+		}
+		if !cvNull && cv.As(&cm) != nil {
+			return v, false, false
+		}
+		var out map[string]tftypes.Value
+		for k, pe := range pm {
+			if pe.IsNull() || !pe.IsKnown() {
+				continue
+			}
+			ce, ok := cm[k]
+			if !ok {
+				if !cvNull {
+					return v, false, false
+				}
+				ce = tftypes.NewValue(pe.Type(), nil)
+			}
+			ne, c, ok := planObject(n.children, pe, ce, defaults)
+			if !ok {
+				return v, false, false
+			}
+			if c {
+				if out == nil {
+					out = make(map[string]tftypes.Value, len(pm))
+					for k2, e := range pm {
+						out[k2] = e
+					}
+				}
+				out[k] = ne
+			}
+		}
+		if out == nil {
+			return v, changed, true
+		}
+		return tftypes.NewValue(v.Type(), out), true, true
+	}
+	// Sets with anything to plan inside are not eligible (schema_create.go).
+	return v, false, false
+}
+
+// fraction reports a known number with a fractional part.
+func fraction(v tftypes.Value) bool {
+	if v.IsNull() || !v.IsKnown() || !v.Type().Is(tftypes.Number) {
+		return false
+	}
+	var f *big.Float
+	return v.As(&f) != nil || f == nil || !f.IsInt()
+}

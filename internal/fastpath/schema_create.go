@@ -1,0 +1,236 @@
+package fastpath
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
+)
+
+// InertOnCreate is implemented by a provider's own plan modifiers that
+// change nothing and say nothing when there is no prior state (the plan of
+// a create). A resource type whose schema holds any other plan modifier
+// than these and the framework's own UseStateForUnknown and
+// RequiresReplace/RequiresReplaceIf (which return at once when the prior
+// state is null: terraform-plugin-framework v1.19.0,
+// resource/schema/stringplanmodifier/use_state_for_unknown.go:44 and
+// requires_replace_if.go:53, alike for every kind) is never planned on
+// create by the fast path.
+type InertOnCreate interface {
+	InertOnCreate()
+}
+
+// Nesting of a create node's children, besides nestSingle, nestList and
+// nestMap (schema.go).
+const nestSet = nestMap + 1
+
+// cnode is an attribute or block of a schema in the create index: only
+// those at or below which a create's plan can differ from the proposed
+// state (a default or a computed attribute) are in it.
+type cnode struct {
+	name  string
+	block bool // blocks get neither defaults nor unknowns themselves
+	// computed attributes without a default are planned unknown when
+	// their configuration is null.
+	computed bool
+	// whole: of tfvalues.WholeNumberType.
+	whole    bool
+	def      *tftypes.Value // the constant default, if any
+	nesting  int
+	children []*cnode // of the nested object, when the node has one
+}
+
+// createIndex returns the create index of a schema, or why the fast path
+// cannot plan creates of it (modifiers are checked by the walker of
+// schema.go against InertOnCreate, see createModifiers).
+func createIndex(ctx context.Context, s schema.Schema) ([]*cnode, string) {
+	w := createWalker{ctx: ctx}
+	nodes := w.object(s.Attributes, s.Blocks, "")
+	return nodes, w.why
+}
+
+type createWalker struct {
+	ctx context.Context
+	why string
+}
+
+func (w *createWalker) refuse(at, format string, args ...any) {
+	if w.why == "" {
+		w.why = at + ": " + fmt.Sprintf(format, args...)
+	}
+}
+
+func (w *createWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*cnode {
+	var out []*cnode
+	for name, a := range attrs {
+		if n := w.attribute(name, at+name, a); n != nil {
+			out = append(out, n)
+		}
+	}
+	for name, b := range blocks {
+		if n := w.block(name, at+name, b); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
+	if a.IsWriteOnly() {
+		w.refuse(p, "write-only attribute")
+		return nil
+	}
+	if _, ok := a.(schema.DynamicAttribute); ok {
+		w.refuse(p, "dynamic attribute")
+		return nil
+	}
+	// The framework reads the configuration of every attribute it visits
+	// as a value of the attribute's type, and a custom value type may
+	// validate itself there (fwschemadata/data_value.go:90-128): only the
+	// framework's own types are mirrored.
+	// tfvalues.WholeNumberType is the framework's Int64 type except for a
+	// number with a fraction, whose value fails validation: the fast path
+	// leaves such configurations to the framework (see cnode.plan).
+	_, whole := a.GetType().(tfvalues.WholeNumberType)
+	if !whole && !plainType(a.GetType()) {
+		w.refuse(p, "custom type %T", a.GetType())
+		return nil
+	}
+	w.modifiers(p, planModifiers(a))
+	n := &cnode{name: name, computed: a.IsComputed(), whole: whole}
+	// Defaults: the constant defaults of the unchanged fast path.
+	dw := walker{ctx: w.ctx}
+	d, ok := dw.defaultValue(p, a)
+	if dw.why != "" {
+		if w.why == "" {
+			w.why = dw.why
+		}
+		return nil
+	}
+	if ok {
+		if !d.Type().Equal(a.GetType().TerraformType(w.ctx)) {
+			w.refuse(p, "default of type %s", d.Type())
+			return nil
+		}
+		n.def = &d
+	}
+	switch a := a.(type) {
+	case schema.SingleNestedAttribute:
+		w.modifiers(p, a.PlanModifiers)
+		n.nesting, n.children = nestSingle, w.object(a.Attributes, nil, p+".")
+	case schema.ListNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestList, w.object(a.NestedObject.Attributes, nil, p+".")
+	case schema.MapNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestMap, w.object(a.NestedObject.Attributes, nil, p+".")
+	case schema.SetNestedAttribute:
+		w.modifiers(p, a.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestSet, w.object(a.NestedObject.Attributes, nil, p+".")
+		// The framework finds a set element's configuration by the
+		// planned element's value (MarkComputedNilsAsUnknown walks the
+		// configuration with tftypes.WalkAttributePath); not mirrored.
+		if len(n.children) > 0 {
+			w.refuse(p, "computed attribute or default inside a set")
+		}
+	}
+	if n.def == nil && !n.computed && !n.whole && len(n.children) == 0 {
+		return nil
+	}
+	return n
+}
+
+func (w *createWalker) block(name, p string, b schema.Block) *cnode {
+	n := &cnode{name: name, block: true}
+	if !plainType(b.Type()) {
+		w.refuse(p, "custom type %T", b.Type())
+		return nil
+	}
+	switch b := b.(type) {
+	case schema.SingleNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		n.nesting, n.children = nestSingle, w.object(b.Attributes, b.Blocks, p+".")
+	case schema.ListNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestList, w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
+	case schema.SetNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.NestedObject.PlanModifiers)
+		n.nesting, n.children = nestSet, w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
+		if len(n.children) > 0 {
+			w.refuse(p, "computed attribute or default inside a set")
+		}
+	default:
+		w.refuse(p, "block kind %T", b)
+		return nil
+	}
+	// List and set blocks stay in the index even with nothing to plan
+	// inside: the framework plans a null one (Terraform sends an empty
+	// one) as empty, which the fast path leaves to it (cnode.plan).
+	if len(n.children) == 0 && n.nesting == nestSingle {
+		return nil
+	}
+	return n
+}
+
+// modifiers checks a list of plan modifiers of any kind: each must be one
+// of the framework's that returns at once without prior state, or marked
+// InertOnCreate.
+func (w *createWalker) modifiers(p string, list any) {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Slice {
+		return
+	}
+	for i := 0; i < v.Len(); i++ {
+		m := v.Index(i).Interface()
+		if _, ok := m.(InertOnCreate); ok || inertModifiers[reflect.TypeOf(m)] {
+			continue
+		}
+		w.refuse(p, "plan modifier %T", m)
+	}
+}
+
+const basetypesPkg = "github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+// plainType reports whether t and every type in it are the framework's own
+// (basetypes), whose values neither validate themselves nor convert
+// differently.
+func plainType(t attr.Type) bool {
+	if tt, ok := t.(timeouts.Type); ok {
+		// The timeouts object: its values are the framework's objects
+		// wrapped, with no validation of their own
+		// (terraform-plugin-framework-timeouts v0.7.0,
+		// resource/timeouts/timeouts.go:24-60).
+		return plainType(tt.ObjectType)
+	}
+	if t == nil || reflect.TypeOf(t).PkgPath() != basetypesPkg {
+		return false
+	}
+	switch t := t.(type) {
+	case basetypes.ListType:
+		return plainType(t.ElemType)
+	case basetypes.SetType:
+		return plainType(t.ElemType)
+	case basetypes.MapType:
+		return plainType(t.ElemType)
+	case basetypes.ObjectType:
+		for _, at := range t.AttrTypes {
+			if !plainType(at) {
+				return false
+			}
+		}
+		return true
+	case basetypes.StringType, basetypes.BoolType, basetypes.Int64Type, basetypes.Int32Type,
+		basetypes.Float64Type, basetypes.Float32Type, basetypes.NumberType:
+		return true
+	}
+	return false
+}
