@@ -1,4 +1,4 @@
-// Package fastpath answers two protocol calls in front of
+// Package fastpath answers three protocol calls in front of
 // terraform-plugin-framework's protocol 6 server when their answer is
 // already known, and hands every other call to the framework unchanged:
 //
@@ -16,6 +16,12 @@
 //   - UpgradeResourceState of a state already at the schema's version: the
 //     framework's own pass-through (decode the stored JSON against the
 //     schema's type, encode it again), with the type computed once.
+//   - ReadResource of an object that did not change since a refresh that
+//     answered the state it was given: that refresh left a read marker in
+//     the private state (object uid and resourceVersion, a hash of the
+//     state, field manager, build ID); one GET shows the object unchanged,
+//     and the answer is the state and private state as they are; see
+//     read.go.
 //
 // Why: for a no-change plan the framework converts the configuration, the
 // prior and the proposed state of the whole schema into its values several
@@ -47,7 +53,9 @@
 //   - creates the create fast path cannot show (create.go), destroys (no
 //     proposed state), prior private
 //     state (import markers, a claim's last applied values, a node pool's
-//     etag) and an unconfigured provider all go to the framework. (A
+//     etag) other than a lone read marker (read.go), and an unconfigured
+//     provider all go to the framework; the planned private state is the
+//     prior one, as the framework plans it. (A
 //     provider whose Configure defers must not use the fast path; this
 //     provider's never does.)
 package fastpath
@@ -170,7 +178,9 @@ func (s *Server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if req != nil && s.unchanged(ctx, req) {
 		plansAnswered.Add(1)
-		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState}, nil
+		// The framework plans the prior private state as it is (a read
+		// marker is the only one let through here).
+		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
 	}
 	if req != nil && isCreate(req) {
 		if resp, ok := s.planCreate(ctx, req); ok {
@@ -188,7 +198,7 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 // as it is, with no diagnostic, replacement, private state or deferral.
 func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) bool {
 	if !s.configured.Load() || req.PriorState == nil || req.ProposedNewState == nil || req.Config == nil ||
-		len(req.PriorPrivate) > 0 || req.PriorIdentity != nil {
+		(len(req.PriorPrivate) > 0 && !onlyReadMarker(req.PriorPrivate)) || req.PriorIdentity != nil {
 		return false
 	}
 	// Terraform and OpenTofu encode equal values alike (cty's msgpack
@@ -238,7 +248,8 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 		Plan:   tfsdk.Plan{Raw: priorV, Schema: ti.schema},
 		State:  tfsdk.State{Raw: priorV.Copy(), Schema: ti.schema},
 		// Private stays nil: reads find nothing, as in the empty private
-		// state the framework would pass, and a write fails, which sends
+		// state (or one holding only the read marker, a key no resource
+		// reads) the framework would pass, and a write fails, which sends
 		// the request to the framework.
 	}
 	mresp := resource.ModifyPlanResponse{Plan: mreq.Plan, RequiresReplace: path.Paths{}}

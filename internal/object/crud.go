@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 )
 
 // Kind identifies the object type a resource manages.
@@ -200,7 +201,24 @@ func (k Kind) Read(ctx context.Context, meta *conn.Meta, namespace, name string)
 		return nil, false, diags
 	}
 	ref := k.Ref(namespace, name)
+	// Within a ReadResource that goes through package fastpath: the
+	// object its GET already fetched (a changed object costs one GET),
+	// and what this read saw, for the read marker.
+	slot := fastpath.ReadSlotFrom(ctx)
+	key := k.objectKey(namespace, name)
+	if got, found, ok := slot.Take(key); ok {
+		u, isObj := got.(*unstructured.Unstructured)
+		if !found || isObj {
+			slot.Saw(seenOf(key, u, found))
+			return u, found, diags
+		}
+	}
 	obj, err := c.Get(ctx, k.GVR, namespace, name)
+	if err == nil {
+		slot.Saw(seenOf(key, obj, true))
+	} else if kube.IsNotFound(err) && !kube.IsResourceNotServed(err) {
+		slot.Saw(seenOf(key, nil, false))
+	}
 	if kube.IsResourceNotServed(err) {
 		n := k.checkServed(ctx, c)
 		if n.group.Err != nil || n.otherVersionsOnly() {
@@ -283,4 +301,36 @@ func ownedHint(owner string) string {
 		"(network_policy_management = \"Managed\", the default). To enforce this policy instead, set the template's " +
 		"network_policy_management = \"Unmanaged\" (the controller then deletes its policy) and give this one " +
 		"another name; or keep the managed policy and set the template's network_policy rules."
+}
+
+func (k Kind) objectKey(namespace, name string) fastpath.ObjectKey {
+	return fastpath.ObjectKey{Group: k.GVR.Group, Version: k.GVR.Version, Resource: k.GVR.Resource, Namespace: namespace, Name: name}
+}
+
+func seenOf(key fastpath.ObjectKey, obj *unstructured.Unstructured, found bool) fastpath.Seen {
+	s := fastpath.Seen{Key: key, Found: found && obj != nil}
+	if s.Found {
+		s.UID, s.ResourceVersion = string(obj.GetUID()), obj.GetResourceVersion()
+	}
+	return s
+}
+
+// fastGet is the GET of Kind.Read for package fastpath: ok is false for
+// any failure but the object's own 404.
+func (k Kind) fastGet(ctx context.Context, meta *conn.Meta, key fastpath.ObjectKey) (fastpath.Seen, any, bool) {
+	if meta == nil || key != k.objectKey(key.Namespace, key.Name) {
+		return fastpath.Seen{}, nil, false
+	}
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return fastpath.Seen{}, nil, false
+	}
+	obj, err := c.Get(ctx, k.GVR, key.Namespace, key.Name)
+	switch {
+	case err == nil:
+		return seenOf(key, obj, true), obj, true
+	case kube.IsNotFound(err) && !kube.IsResourceNotServed(err):
+		return seenOf(key, nil, false), nil, true
+	}
+	return fastpath.Seen{}, nil, false
 }

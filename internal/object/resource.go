@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -110,6 +111,16 @@ type Family[M any] struct {
 	// Record, if set, runs after a successful write, to keep what was
 	// applied in the private state.
 	Record func(ctx context.Context, plan *M, private PrivateState) diag.Diagnostics
+	// FastRead opts the resource's ReadResource into package fastpath's
+	// read fast path (a refresh of an unchanged object answered from the
+	// read marker in the private state, with one GET and no conversion).
+	// Set it only when Refresh on OpRead is a deterministic function of
+	// the state, the live object and the field manager: no clock, no
+	// other request, nothing from the environment. (An import's first
+	// Read may do more: it has an import marker in the private state,
+	// which keeps it off the fast path.)
+	FastRead bool
+
 	// Wait, if set, runs after a successful write, and waits (if the plan
 	// asks for it) until the object is what the plan wants. It returns the
 	// object as last seen (nil when it saw none), from which the state is
@@ -156,6 +167,29 @@ var (
 	_ resource.ResourceWithConfigure   = (*Resource[struct{}])(nil)
 	_ resource.ResourceWithImportState = (*Resource[struct{}])(nil)
 )
+
+var _ fastpath.Reader = (*Resource[struct{}])(nil)
+
+// ReadFastPath is Family.FastRead (fastpath.Reader).
+func (r *Resource[M]) ReadFastPath() bool { return r.f.FastRead }
+
+// FastReadContext returns the provider's field manager (fastpath.Reader).
+func (r *Resource[M]) FastReadContext(providerData any) (string, bool) {
+	meta, diags := conn.FromProviderData(providerData)
+	if diags.HasError() || meta == nil {
+		return "", false
+	}
+	return meta.FieldManager(), true
+}
+
+// FastReadGet is the GET of Read (fastpath.Reader).
+func (r *Resource[M]) FastReadGet(ctx context.Context, providerData any, key fastpath.ObjectKey) (fastpath.Seen, any, bool) {
+	meta, diags := conn.FromProviderData(providerData)
+	if diags.HasError() {
+		return fastpath.Seen{}, nil, false
+	}
+	return r.f.Kind.fastGet(ctx, meta, key)
+}
 
 // Meta is the provider's clients, once Configure has run.
 func (r *Resource[M]) Meta() *conn.Meta { return r.meta }

@@ -45,8 +45,8 @@ type Stats struct {
 	Total    int64            `json:"requests_total"`
 	Retries  int64            `json:"retries"`
 	// FastPath counts the calls package fastpath answered itself (plans
-	// of unchanged resources, state upgrades) and the plans it left to
-	// the framework.
+	// of unchanged resources, state upgrades, refreshes of unchanged
+	// objects) and the plans and reads it left to the framework.
 	FastPath FastPathCounts `json:"fastpath"`
 }
 
@@ -55,6 +55,10 @@ type FastPathCounts struct {
 	PlansFast      int64 `json:"plans_answered"`
 	PlansFramework int64 `json:"plans_to_framework"`
 	UpgradesFast   int64 `json:"upgrades_answered"`
+	// ReadsFast are refreshes of unchanged objects answered from the read
+	// marker (one GET each, no framework); ReadsFramework the others.
+	ReadsFast      int64 `json:"reads_answered"`
+	ReadsFramework int64 `json:"reads_to_framework"`
 }
 
 // Start begins what the environment asks for and returns the function that
@@ -96,6 +100,7 @@ func write(dir string, t0 time.Time) error {
 		Retries:  kube.RetryCount(),
 	}
 	s.FastPath.PlansFast, s.FastPath.PlansFramework, s.FastPath.UpgradesFast = fastpath.Counts()
+	s.FastPath.ReadsFast, s.FastPath.ReadsFramework = fastpath.ReadCounts()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)

@@ -58,6 +58,7 @@ var replicasPath = []string{"spec", "replicas"}
 var family = &object.Family[resourceModel]{
 	Kind:          Kind,
 	TypeName:      "warm_pool",
+	FastRead:      true, // Refresh reads the live object, the state and the field manager only
 	Schema:        resourceSchema,
 	Timeouts:      object.Timeouts{Create: 10 * time.Minute, Update: 10 * time.Minute, Delete: 5 * time.Minute},
 	DeleteOptions: kube.DeleteOptions{Propagation: metav1.DeletePropagationForeground},

@@ -1,0 +1,99 @@
+package fastpath
+
+import (
+	"context"
+	"sync"
+)
+
+// ObjectKey names the one Kubernetes object a resource's Read GETs.
+type ObjectKey struct {
+	Group     string `json:"g,omitempty"`
+	Version   string `json:"v"`
+	Resource  string `json:"r"`
+	Namespace string `json:"ns,omitempty"`
+	Name      string `json:"n"`
+}
+
+// Seen is what one GET of an object returned: its uid and resourceVersion
+// when found, or found = false for a 404 of the object itself.
+type Seen struct {
+	Key             ObjectKey
+	Found           bool
+	UID             string
+	ResourceVersion string
+}
+
+// ReadSlot is carried in the context of a ReadResource call that goes
+// through the fast path's wrapper. The object layer (internal/object's
+// Kind.Read) tells it which object it read, and takes from it the object
+// the fast path already fetched, so that a changed object costs one GET in
+// all.
+type ReadSlot struct {
+	mu         sync.Mutex
+	reads      int
+	seen       Seen
+	prefetched *prefetch
+}
+
+type prefetch struct {
+	seen Seen
+	obj  any
+}
+
+type readSlotKey struct{}
+
+// withReadSlot returns ctx carrying a new, empty slot.
+func withReadSlot(ctx context.Context) (context.Context, *ReadSlot) {
+	s := &ReadSlot{}
+	return context.WithValue(ctx, readSlotKey{}, s), s
+}
+
+// ReadSlotFrom returns the slot of the ReadResource call ctx belongs to, or
+// nil outside of one.
+func ReadSlotFrom(ctx context.Context) *ReadSlot {
+	s, _ := ctx.Value(readSlotKey{}).(*ReadSlot)
+	return s
+}
+
+// Take returns the object the fast path fetched for key (obj is nil and
+// found false for a 404), once; ok is false when nothing was fetched for
+// key, and the caller GETs it itself.
+func (s *ReadSlot) Take(key ObjectKey) (obj any, found, ok bool) {
+	if s == nil {
+		return nil, false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.prefetched
+	if p == nil || p.seen.Key != key {
+		return nil, false, false
+	}
+	s.prefetched = nil
+	return p.obj, p.seen.Found, true
+}
+
+// Saw records the outcome of a read of an object (a GET, or a prefetched
+// object taken). A read that failed must not be recorded.
+func (s *ReadSlot) Saw(seen Seen) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	s.seen = seen
+}
+
+// only returns what the one read of the call saw; ok is false unless
+// exactly one read was recorded.
+func (s *ReadSlot) only() (Seen, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen, s.reads == 1
+}
+
+func (s *ReadSlot) offer(seen Seen, obj any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prefetched = &prefetch{seen: seen, obj: obj}
+}
