@@ -614,6 +614,15 @@ func (b *bench) collect(r *Run, pdir string) {
 			}
 			r.ProviderRequestsAll += st.Total
 			r.ProviderRetries += st.Retries
+			if r.FastPath == nil {
+				r.FastPath = &selfstats.FastPathCounts{}
+			}
+			f := st.FastPath
+			r.FastPath.PlansFast += f.PlansFast
+			r.FastPath.PlansFramework += f.PlansFramework
+			r.FastPath.UpgradesFast += f.UpgradesFast
+			r.FastPath.ReadsFast += f.ReadsFast
+			r.FastPath.ReadsFramework += f.ReadsFramework
 		}
 	}
 	if r.ProviderRequests != nil {

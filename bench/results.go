@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/selfstats"
 )
 
 // Results is everything one run measured; it is written as JSON and as a
@@ -57,6 +59,9 @@ type Run struct {
 	ProviderTotal       int64            `json:"provider_requests_total,omitempty"`
 	ProviderRequestsAll int64            `json:"provider_requests_all_paths,omitempty"`
 	ProviderRetries     int64            `json:"provider_retries,omitempty"`
+	// What package fastpath answered and handed to the framework, summed
+	// over the phase's provider processes (their stats files).
+	FastPath *selfstats.FastPathCounts `json:"fastpath,omitempty"`
 }
 
 func newResults(o options, subjects []subject) *Results {
