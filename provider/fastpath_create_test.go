@@ -499,6 +499,25 @@ func TestFastPathCreate_sameAnswerAsTheFramework(t *testing.T) {
 			{name: "warning: the controller's policy name", cfg: map[string]any{"name": sandboxapi.TemplateNetworkPolicyName("python"),
 				"namespace": "agents", "template": "python"}, want: mustDelegate, diags: true},
 		},
+		"agentsandbox_sandbox": {
+			// Claim templates: storage has a provider plan modifier marked
+			// InertOnCreate (blueprint.sameQuantity).
+			{name: "claim templates and shutdown", cfg: with(fastpathObjects["agentsandbox_sandbox"], map[string]any{
+				"shutdown_time": "2030-01-01T00:00:00Z", "shutdown_policy": "Delete",
+				"volume_claim_templates": []any{map[string]any{
+					"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "1024Mi"}}}},
+				"pod_template": map[string]any{"containers": container(map[string]any{
+					"volume_mounts": []any{map[string]any{"name": "data", "mount_path": "/data"}}})},
+			})},
+			{name: "unknown storage and containers", cfg: with(fastpathObjects["agentsandbox_sandbox"], map[string]any{
+				"volume_claim_templates": []any{map[string]any{
+					"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": pt.Unknown}}}},
+				"pod_template": map[string]any{"containers": pt.Unknown},
+			})},
+		},
+		"agentsandbox_sandbox_claim": {
+			{name: "unknown warm pool", cfg: with(fastpathObjects["agentsandbox_sandbox_claim"], map[string]any{"warm_pool": pt.Unknown})},
+		},
 		"agentsandbox_warm_pool": {
 			{name: "minimal", cfg: map[string]any{"name": "pool", "namespace": "agents", "template": "python"}},
 			{name: "replicas and update strategy set", cfg: with(fastpathObjects["agentsandbox_warm_pool"], map[string]any{"replicas": 3, "update_strategy": "Recreate"})},
