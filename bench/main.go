@@ -445,6 +445,9 @@ func (b *bench) runSets(ctx context.Context, self string, subjects []subject, n 
 		{Name: "plan", Args: []string{"plan", "-detailed-exitcode"}, NoChanges: true},
 		{Name: "plan -refresh=false", Args: []string{"plan", "-refresh=false", "-detailed-exitcode"}, NoChanges: true},
 		{Name: "apply -refresh-only", Args: []string{"apply", "-refresh-only", "-auto-approve"}},
+		// The everyday plan: the state was last written by an apply that
+		// refreshed it (the first plan above follows the creating apply).
+		{Name: "plan after refresh", Args: []string{"plan", "-detailed-exitcode"}, NoChanges: true},
 		{Name: "update", Args: []string{"apply", "-auto-approve"}},
 		{Name: "plan after update", Args: []string{"plan", "-detailed-exitcode"}, NoChanges: true},
 		{Name: "destroy", Args: []string{"destroy", "-auto-approve"}},

@@ -76,8 +76,16 @@ func TestSmoke(t *testing.T) {
 				writes += n
 			}
 		}
+		// The state last written by `apply -refresh-only` carries a read
+		// marker for every object: the next plan's refreshes and plans are
+		// all the fast path's.
+		if r.Phase == "plan after refresh" && r.Provider == "agentsandbox" {
+			if f := r.FastPath; f == nil || f.ReadsFast != int64(objects) || f.ReadsFramework != 0 || f.PlansFast != int64(objects) {
+				t.Errorf("plan after refresh: fast path counts %+v, want every read (%d) and every plan answered by the fast path", f, objects)
+			}
+		}
 		switch r.Phase {
-		case "plan", "apply -refresh-only", "plan after update":
+		case "plan", "apply -refresh-only", "plan after refresh", "plan after update":
 			if gets != int64(objects) || writes != 0 {
 				t.Errorf("%s: %d reads and %d writes, want one GET per object (%d) and nothing else: %v", r.Phase, gets, writes, objects, own)
 			}
@@ -109,7 +117,7 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"apply", "plan", "plan -refresh=false", "apply -refresh-only", "update", "plan after update", "destroy"} {
+	for _, p := range []string{"apply", "plan", "plan -refresh=false", "apply -refresh-only", "plan after refresh", "update", "plan after update", "destroy"} {
 		for _, s := range []string{"floor", "agentsandbox"} {
 			if !phases[s+" "+p] {
 				t.Errorf("no result for %s %s", s, p)
