@@ -204,11 +204,6 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, 
 		// The framework reads it as a value that fails validation.
 		return pv, false, false
 	}
-	if n.block && n.nesting != nestSingle && (pv.IsNull() || cv.IsNull()) {
-		// The framework's schema plan modifiers plan a null list or set
-		// block as an empty one (Terraform never sends a null one).
-		return pv, false, false
-	}
 	v, changed := pv, false
 	cvNull := cv.IsNull()
 	if !n.block && cvNull {

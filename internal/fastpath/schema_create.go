@@ -157,25 +157,19 @@ func (w *createWalker) block(name, p string, b schema.Block) *cnode {
 	case schema.SingleNestedBlock:
 		w.modifiers(p, b.PlanModifiers)
 		n.nesting, n.children = nestSingle, w.object(b.Attributes, b.Blocks, p+".")
-	case schema.ListNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
-		w.modifiers(p, b.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestList, w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
-	case schema.SetNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
-		w.modifiers(p, b.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestSet, w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
-		if len(n.children) > 0 {
-			w.refuse(p, "computed attribute or default inside a set")
-		}
+	case schema.ListNestedBlock, schema.SetNestedBlock:
+		// The framework hands ModifyPlan an empty list or set block as a
+		// null one (fromproto6/dynamic_value.go:52,
+		// fwschemadata/data_nullify_collection_blocks.go) and encodes a
+		// null one as empty (toproto6/dynamic_value.go:30); not mirrored.
+		// (No resource of this provider has one.)
+		w.refuse(p, "list or set block")
+		return nil
 	default:
 		w.refuse(p, "block kind %T", b)
 		return nil
 	}
-	// List and set blocks stay in the index even with nothing to plan
-	// inside: the framework plans a null one (Terraform sends an empty
-	// one) as empty, which the fast path leaves to it (cnode.plan).
-	if len(n.children) == 0 && n.nesting == nestSingle {
+	if len(n.children) == 0 {
 		return nil
 	}
 	return n
