@@ -6,9 +6,6 @@ import (
 	"math/big"
 	"sync/atomic"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -109,33 +106,9 @@ func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChan
 	if !ok {
 		return nil, false
 	}
-	r := ti.factory()
-	if rc, ok := r.(resource.ResourceWithConfigure); ok {
-		var cresp resource.ConfigureResponse
-		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
-		if len(cresp.Diagnostics) > 0 {
-			return nil, false
-		}
-	}
-	if rm, ok := r.(resource.ResourceWithModifyPlan); ok {
-		mreq := resource.ModifyPlanRequest{
-			ClientCapabilities: resource.ModifyPlanClientCapabilities{
-				DeferralAllowed: req.ClientCapabilities != nil && req.ClientCapabilities.DeferralAllowed,
-			},
-			Config: tfsdk.Config{Raw: config, Schema: ti.schema},
-			Plan:   tfsdk.Plan{Raw: planned, Schema: ti.schema},
-			State:  tfsdk.State{Raw: tftypes.NewValue(ti.tfType, nil), Schema: ti.schema},
-			// Private stays nil: reads find nothing, as in the empty
-			// private state the framework would pass, and a write fails,
-			// which sends the request to the framework.
-		}
-		mresp := resource.ModifyPlanResponse{Plan: mreq.Plan, RequiresReplace: path.Paths{}}
-		rm.ModifyPlan(ctx, mreq, &mresp)
-		if len(mresp.Diagnostics) > 0 || len(mresp.RequiresReplace) > 0 || mresp.Deferred != nil ||
-			mresp.Private != nil || mresp.Identity != nil {
-			return nil, false
-		}
-		planned = mresp.Plan.Raw
+	planned, ok = modifyPlan(ctx, ti, data, req.ClientCapabilities, config, planned, tftypes.NewValue(ti.tfType, nil))
+	if !ok {
+		return nil, false
 	}
 	dv, err := tfprotov6.NewDynamicValue(ti.tfType, planned)
 	if err != nil {

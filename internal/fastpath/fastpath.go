@@ -228,32 +228,45 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 	if !defaultsKept(ti.defaults, priorV, configV) {
 		return false
 	}
+	// Private stays nil (see modifyPlan): the framework would pass an
+	// empty private state, or one holding only the read marker, a key no
+	// resource reads.
+	planned, ok := modifyPlan(ctx, ti, data, req.ClientCapabilities, configV, priorV, priorV.Copy())
+	return ok && planned.Equal(priorV)
+}
+
+// modifyPlan runs the resource's own ModifyPlan on plan as the framework
+// runs it (on a resource configured with the provider's data) and returns
+// the plan it leaves; ok is false when Configure or ModifyPlan says
+// anything (warnings included), asks for a replacement, defers, writes
+// private state or an identity: the framework must then answer.
+//
+// Private stays nil: a read finds nothing, as in the empty private state
+// the framework would pass, and a write fails.
+func modifyPlan(ctx context.Context, ti *typeInfo, data any, caps *tfprotov6.PlanResourceChangeClientCapabilities, config, plan, state tftypes.Value) (tftypes.Value, bool) {
 	r := ti.factory()
 	if rc, ok := r.(resource.ResourceWithConfigure); ok {
 		var cresp resource.ConfigureResponse
 		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
 		if len(cresp.Diagnostics) > 0 {
-			return false
+			return plan, false
 		}
 	}
 	rm, ok := r.(resource.ResourceWithModifyPlan)
 	if !ok {
-		return true
+		return plan, true
 	}
 	mreq := resource.ModifyPlanRequest{
-		ClientCapabilities: resource.ModifyPlanClientCapabilities{
-			DeferralAllowed: req.ClientCapabilities != nil && req.ClientCapabilities.DeferralAllowed,
-		},
-		Config: tfsdk.Config{Raw: configV, Schema: ti.schema},
-		Plan:   tfsdk.Plan{Raw: priorV, Schema: ti.schema},
-		State:  tfsdk.State{Raw: priorV.Copy(), Schema: ti.schema},
-		// Private stays nil: reads find nothing, as in the empty private
-		// state (or one holding only the read marker, a key no resource
-		// reads) the framework would pass, and a write fails, which sends
-		// the request to the framework.
+		ClientCapabilities: resource.ModifyPlanClientCapabilities{DeferralAllowed: caps != nil && caps.DeferralAllowed},
+		Config:             tfsdk.Config{Raw: config, Schema: ti.schema},
+		Plan:               tfsdk.Plan{Raw: plan, Schema: ti.schema},
+		State:              tfsdk.State{Raw: state, Schema: ti.schema},
 	}
 	mresp := resource.ModifyPlanResponse{Plan: mreq.Plan, RequiresReplace: path.Paths{}}
 	rm.ModifyPlan(ctx, mreq, &mresp)
-	return len(mresp.Diagnostics) == 0 && len(mresp.RequiresReplace) == 0 && mresp.Deferred == nil &&
-		mresp.Private == nil && mresp.Identity == nil && mresp.Plan.Raw.Equal(priorV)
+	if len(mresp.Diagnostics) > 0 || len(mresp.RequiresReplace) > 0 || mresp.Deferred != nil ||
+		mresp.Private != nil || mresp.Identity != nil {
+		return plan, false
+	}
+	return mresp.Plan.Raw, true
 }

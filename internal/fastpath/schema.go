@@ -230,17 +230,27 @@ func (w *walker) blocks(blocks map[string]schema.Block, at string) []*node {
 
 // modifiers checks a list of plan modifiers of any kind.
 func (w *walker) modifiers(p string, list any) {
-	v := reflect.ValueOf(list)
-	if v.Kind() != reflect.Slice {
-		return
-	}
-	for i := 0; i < v.Len(); i++ {
-		m := v.Index(i).Interface()
-		if _, ok := m.(InertWhenUnchanged); ok || inertModifiers[reflect.TypeOf(m)] {
-			continue
-		}
+	for _, m := range notInert(list, func(m any) bool { _, ok := m.(InertWhenUnchanged); return ok }) {
 		w.refuse(p, "plan modifier %T", m)
 	}
+}
+
+// notInert returns the plan modifiers of list (a slice of modifiers of
+// any kind) that are neither one of the framework's known to do nothing
+// (inertModifiers) nor marked by the provider.
+func notInert(list any, marked func(any) bool) []any {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Slice {
+		return nil
+	}
+	var out []any
+	for i := 0; i < v.Len(); i++ {
+		m := v.Index(i).Interface()
+		if !marked(m) && !inertModifiers[reflect.TypeOf(m)] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // planModifiers returns an attribute's plan modifiers, whatever its kind.

@@ -179,15 +179,7 @@ func (w *createWalker) block(name, p string, b schema.Block) *cnode {
 // of the framework's that returns at once without prior state, or marked
 // InertOnCreate.
 func (w *createWalker) modifiers(p string, list any) {
-	v := reflect.ValueOf(list)
-	if v.Kind() != reflect.Slice {
-		return
-	}
-	for i := 0; i < v.Len(); i++ {
-		m := v.Index(i).Interface()
-		if _, ok := m.(InertOnCreate); ok || inertModifiers[reflect.TypeOf(m)] {
-			continue
-		}
+	for _, m := range notInert(list, func(m any) bool { _, ok := m.(InertOnCreate); return ok }) {
 		w.refuse(p, "plan modifier %T", m)
 	}
 }
