@@ -547,7 +547,7 @@ func (b *bench) terraform(ctx context.Context, s subject, dir, scenario string, 
 	}
 	env := []string{procDirVar + "=" + pdir, selfstats.StatsDirVar + "=" + pdir}
 	if b.o.Profile && s.Kind == kindAgentsandbox {
-		env = append(env, selfstats.CPUProfileDirVar+"="+pdir)
+		env = append(env, selfstats.CPUProfileDirVar+"="+pdir, selfstats.MemProfileDirVar+"="+pdir)
 	}
 	cmd := b.tfCommand(ctx, dir, env, args...)
 	logf, err := os.Create(filepath.Join(pdir, "terraform.log"))
@@ -620,6 +620,8 @@ func (b *bench) collect(r *Run, pdir string) {
 			if r.FastPath == nil {
 				r.FastPath = &selfstats.FastPathCounts{}
 			}
+			r.ProviderHeapSys = max(r.ProviderHeapSys, st.Memory.HeapSys)
+			r.ProviderHeapPeakLive = max(r.ProviderHeapPeakLive, st.Memory.HeapPeakLive)
 			f := st.FastPath
 			r.FastPath.PlansFast += f.PlansFast
 			r.FastPath.PlansFramework += f.PlansFramework

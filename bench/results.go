@@ -62,6 +62,10 @@ type Run struct {
 	// What package fastpath answered and handed to the framework, summed
 	// over the phase's provider processes (their stats files).
 	FastPath *selfstats.FastPathCounts `json:"fastpath,omitempty"`
+	// The largest of the phase's provider processes' Go heap high-water
+	// marks (their stats files): what of the peak RSS was heap.
+	ProviderHeapSys      uint64 `json:"provider_heap_sys_bytes,omitempty"`
+	ProviderHeapPeakLive uint64 `json:"provider_heap_peak_live_bytes,omitempty"`
 }
 
 func newResults(o options, subjects []subject) *Results {

@@ -4,10 +4,13 @@
 // environment it passes down.
 //
 //	AGENTSANDBOX_CPUPROFILE_DIR  write a pprof CPU profile of the whole process to DIR/cpu-<pid>.pprof
+//	AGENTSANDBOX_MEMPROFILE_DIR  write pprof heap profiles to DIR/heap-peak-<pid>.pprof (taken when
+//	                             the live heap reaches a new high, at most every 200 ms) and
+//	                             DIR/heap-exit-<pid>.pprof (on exit: what the whole process allocated)
 //	AGENTSANDBOX_STATS_DIR       write DIR/stats-<pid>.json on exit: API requests by method and
 //	                             resource path (the counters of internal/clients/kube), retries,
-//	                             CPU seconds and peak RSS of the process, and what
-//	                             package fastpath answered itself
+//	                             CPU seconds, peak RSS and the Go heap's high-water marks of the
+//	                             process, and what package fastpath answered itself
 //
 // Both are off unless set; unset, Start costs one environment lookup each.
 // The files are written when Serve returns, i.e. when Terraform shuts the
@@ -19,7 +22,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,17 +36,21 @@ import (
 // Environment variables read by Start.
 const (
 	CPUProfileDirVar = "AGENTSANDBOX_CPUPROFILE_DIR"
+	MemProfileDirVar = "AGENTSANDBOX_MEMPROFILE_DIR"
 	StatsDirVar      = "AGENTSANDBOX_STATS_DIR"
 )
 
 // Stats is the content of a stats file.
 type Stats struct {
-	PID      int              `json:"pid"`
-	Started  time.Time        `json:"started"`
-	Seconds  float64          `json:"wall_seconds"`
-	UserCPU  float64          `json:"user_cpu_seconds"`
-	SysCPU   float64          `json:"sys_cpu_seconds"`
-	MaxRSS   int64            `json:"max_rss_bytes"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"wall_seconds"`
+	UserCPU float64   `json:"user_cpu_seconds"`
+	SysCPU  float64   `json:"sys_cpu_seconds"`
+	MaxRSS  int64     `json:"max_rss_bytes"`
+	// Memory says where the peak RSS went: the Go heap's high-water marks
+	// next to what the runtime holds outside the heap.
+	Memory   MemoryStats      `json:"memory"`
 	Requests map[string]int64 `json:"requests"`
 	Total    int64            `json:"requests_total"`
 	Retries  int64            `json:"retries"`
@@ -59,6 +69,25 @@ type FastPathCounts struct {
 	// marker (one GET each, no framework); ReadsFramework the others.
 	ReadsFast      int64 `json:"reads_answered"`
 	ReadsFramework int64 `json:"reads_to_framework"`
+}
+
+// MemoryStats are the Go runtime's view of the process's memory at exit.
+type MemoryStats struct {
+	// HeapSys is the address space the heap has obtained from the OS: it
+	// only grows, so it is the heap's high-water mark (released pages
+	// included, see HeapReleased).
+	HeapSys      uint64 `json:"heap_sys_bytes"`
+	HeapReleased uint64 `json:"heap_released_bytes"`
+	// HeapPeakLive is the largest live heap (objects reachable at the end
+	// of a GC cycle) seen by the sampler, 0 when it did not run.
+	HeapPeakLive uint64 `json:"heap_peak_live_bytes"`
+	// Sys is all memory obtained from the OS (heap, stacks, runtime
+	// structures); the rest of the RSS is the binary's mapped pages.
+	Sys        uint64 `json:"sys_bytes"`
+	StackSys   uint64 `json:"stack_sys_bytes"`
+	TotalAlloc uint64 `json:"total_alloc_bytes"`
+	NumGC      uint32 `json:"num_gc"`
+	Goroutines int    `json:"goroutines"`
 }
 
 // Start begins what the environment asks for and returns the function that
@@ -80,13 +109,87 @@ func Start() (stop func()) {
 			})
 		}
 	}
-	if dir := os.Getenv(StatsDirVar); dir != "" {
-		finish = append(finish, func() { warn(write(dir, t0)) })
+	memDir := os.Getenv(MemProfileDirVar)
+	statsDir := os.Getenv(StatsDirVar)
+	if memDir != "" || statsDir != "" {
+		stopSampler := sampleHeap(memDir, 50*time.Millisecond)
+		finish = append(finish, stopSampler)
+	}
+	if memDir != "" {
+		finish = append(finish, func() { warn(writeHeapProfile(memDir, fmt.Sprintf("heap-exit-%d.pprof", os.Getpid()))) })
+	}
+	if statsDir != "" {
+		finish = append(finish, func() { warn(write(statsDir, t0)) })
 	}
 	return func() {
 		for _, f := range finish {
 			f()
 		}
+	}
+}
+
+// peakLive is the largest live heap sampleHeap saw.
+var peakLive atomic.Uint64
+
+// sampleHeap reads the live heap (as of the last GC cycle) every tick and
+// keeps its maximum; with dir set, it also writes a heap profile each time
+// the live heap exceeds the last profiled one by a quarter, so that the
+// profile left on exit shows what was live near the peak.
+func sampleHeap(dir string, tick time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var profiled uint64
+		var last time.Time
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 {
+				return
+			}
+			live := sample[0].Value.Uint64()
+			if live > peakLive.Load() {
+				peakLive.Store(live)
+			}
+			if dir != "" && live > profiled+profiled/4 && live > 4<<20 && time.Since(last) > 200*time.Millisecond {
+				warn(writeHeapProfile(dir, fmt.Sprintf("heap-peak-%d.pprof", os.Getpid())))
+				profiled, last = live, time.Now()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+func writeHeapProfile(dir, name string) error {
+	f, err := create(dir, name)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func memoryStats() MemoryStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return MemoryStats{
+		HeapSys: m.HeapSys, HeapReleased: m.HeapReleased, HeapPeakLive: peakLive.Load(),
+		Sys: m.Sys, StackSys: m.StackSys, TotalAlloc: m.TotalAlloc, NumGC: m.NumGC,
+		Goroutines: runtime.NumGoroutine(),
 	}
 }
 
@@ -98,6 +201,7 @@ func write(dir string, t0 time.Time) error {
 		Requests: kube.RequestCounts(),
 		Total:    kube.RequestCount(),
 		Retries:  kube.RetryCount(),
+		Memory:   memoryStats(),
 	}
 	s.FastPath.PlansFast, s.FastPath.PlansFramework, s.FastPath.UpgradesFast = fastpath.Counts()
 	s.FastPath.ReadsFast, s.FastPath.ReadsFramework = fastpath.ReadCounts()
