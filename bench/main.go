@@ -62,7 +62,7 @@ func run() int {
 	flag.IntVar(&o.Burst, "burst", 0, "kubernetes.burst for agentsandbox configurations (0: the provider's default)")
 	flag.StringVar(&o.Out, "out", "bench/results", "directory for the markdown and JSON results")
 	flag.StringVar(&o.Label, "label", "", "name of this run in the result file names (default: a timestamp)")
-	flag.BoolVar(&o.Profile, "profile", false, "write CPU profiles of agentsandbox provider processes next to the phase logs")
+	flag.BoolVar(&o.Profile, "profile", false, "write CPU and heap profiles of agentsandbox provider processes next to the phase logs")
 	flag.Parse()
 	for _, s := range strings.Split(ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
