@@ -55,7 +55,7 @@ func run() int {
 	flag.StringVar(&ns, "n", "50,200", "comma-separated numbers of sets (template + warm pool + network policy)")
 	flag.StringVar(&o.Scenarios, "scenario", "sets,teams", "scenarios to run: sets, teams")
 	flag.StringVar(&o.Providers, "providers", "floor,kubectl,agentsandbox", "built-in configurations to run: floor, kubectl, agentsandbox")
-	flag.Var(&peers, "peer", "another provider binary: NAME=PATH[,kind=agentsandbox|kubectl][,qps=Q][,burst=B] (repeatable; kind defaults to agentsandbox)")
+	flag.Var(&peers, "peer", "another provider binary: NAME=PATH[,kind=agentsandbox|kubectl][,qps=Q][,burst=B][,gogc=G] (repeatable; kind defaults to agentsandbox; gogc sets GOGC for that provider's processes only)")
 	flag.IntVar(&o.Parallelism, "parallelism", 10, "terraform -parallelism")
 	flag.IntVar(&o.Teams, "teams", 50, "module instances in the teams scenario")
 	flag.Float64Var(&o.QPS, "qps", 0, "kubernetes.qps for agentsandbox configurations (0: the provider's default)")
@@ -113,6 +113,10 @@ type subject struct {
 	Source string `json:"source,omitempty"`
 	// Opts configures an agentsandbox provider (qps, burst).
 	Opts providerOpts `json:"options"`
+	// GOGC, when set, is the GOGC of this provider's processes only (not
+	// Terraform's): e.g. this provider with Go's default pacing, which
+	// turns its own (package gcpolicy) off.
+	GOGC string `json:"gogc,omitempty"`
 }
 
 type bench struct {
@@ -269,11 +273,11 @@ func (b *bench) subjects(ctx context.Context) ([]subject, error) {
 	return out, nil
 }
 
-// parsePeer reads NAME=PATH[,kind=agentsandbox|kubectl][,qps=Q][,burst=B].
+// parsePeer reads NAME=PATH[,kind=agentsandbox|kubectl][,qps=Q][,burst=B][,gogc=G].
 func parsePeer(spec string) (subject, error) {
 	name, rest, ok := strings.Cut(spec, "=")
 	if !ok || name == "" {
-		return subject{}, fmt.Errorf("-peer %q: want NAME=PATH[,kind=K][,qps=Q][,burst=B]", spec)
+		return subject{}, fmt.Errorf("-peer %q: want NAME=PATH[,kind=K][,qps=Q][,burst=B][,gogc=G]", spec)
 	}
 	parts := strings.Split(rest, ",")
 	abs, err := filepath.Abs(parts[0])
@@ -294,6 +298,11 @@ func parsePeer(spec string) (subject, error) {
 			if s.Opts.Burst, err = strconv.Atoi(v); err != nil {
 				return subject{}, fmt.Errorf("-peer %q: %w", spec, err)
 			}
+		case "gogc":
+			if _, err := strconv.Atoi(v); err != nil && v != "off" {
+				return subject{}, fmt.Errorf("-peer %q: gogc must be a number or off", spec)
+			}
+			s.GOGC = v
 		default:
 			return subject{}, fmt.Errorf("-peer %q: unknown option %q", spec, k)
 		}
@@ -369,6 +378,11 @@ func (b *bench) workdir(self string, s subject, name string, files map[string]st
 		}
 		if err := os.WriteFile(wrapper+".target", []byte(s.Binary), 0o644); err != nil {
 			return "", err
+		}
+		if s.GOGC != "" {
+			if err := os.WriteFile(wrapper+".gogc", []byte(s.GOGC), 0o644); err != nil {
+				return "", err
+			}
 		}
 		cli += fmt.Sprintf("  dev_overrides {\n    %q = %q\n  }\n", s.Source, plugins)
 	}

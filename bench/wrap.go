@@ -19,8 +19,9 @@ import (
 // handshake and the gRPC socket pass straight through) and, when the child
 // exits, records what wait4 reports for it: CPU seconds and peak RSS.
 //
-// The real binary's path is in a file next to the copy, <copy>.target; the
-// record goes to $BENCH_PROC_DIR/proc-<pid>.json.
+// The real binary's path is in a file next to the copy, <copy>.target (and
+// the GOGC of the real provider, if the subject sets one, in <copy>.gogc);
+// the record goes to $BENCH_PROC_DIR/proc-<pid>.json.
 
 const procDirVar = "BENCH_PROC_DIR"
 
@@ -47,6 +48,9 @@ func runWrapper() int {
 	}
 	cmd := exec.Command(strings.TrimSpace(string(target)), os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if gogc, err := os.ReadFile(self + ".gogc"); err == nil {
+		cmd.Env = append(os.Environ(), "GOGC="+strings.TrimSpace(string(gogc)))
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	t0 := time.Now()

@@ -6,7 +6,8 @@
 //	AGENTSANDBOX_CPUPROFILE_DIR  write a pprof CPU profile of the whole process to DIR/cpu-<pid>.pprof
 //	AGENTSANDBOX_MEMPROFILE_DIR  write pprof heap profiles to DIR/heap-peak-<pid>.pprof (taken when
 //	                             the live heap reaches a new high, at most every 200 ms) and
-//	                             DIR/heap-exit-<pid>.pprof (on exit: what the whole process allocated)
+//	                             DIR/heap-exit-<pid>.pprof (on exit, after a collection: what the process
+//	                             still holds, and what it allocated in all)
 //	AGENTSANDBOX_STATS_DIR       write DIR/stats-<pid>.json on exit: API requests by method and
 //	                             resource path (the counters of internal/clients/kube), retries,
 //	                             CPU seconds, peak RSS and the Go heap's high-water marks of the
@@ -83,11 +84,14 @@ type MemoryStats struct {
 	HeapPeakLive uint64 `json:"heap_peak_live_bytes"`
 	// Sys is all memory obtained from the OS (heap, stacks, runtime
 	// structures); the rest of the RSS is the binary's mapped pages.
-	Sys        uint64 `json:"sys_bytes"`
-	StackSys   uint64 `json:"stack_sys_bytes"`
-	TotalAlloc uint64 `json:"total_alloc_bytes"`
-	NumGC      uint32 `json:"num_gc"`
-	Goroutines int    `json:"goroutines"`
+	// HeapRetained is the live heap once every call has returned (after
+	// a collection at exit): what the process keeps between calls.
+	HeapRetained uint64 `json:"heap_retained_bytes"`
+	Sys          uint64 `json:"sys_bytes"`
+	StackSys     uint64 `json:"stack_sys_bytes"`
+	TotalAlloc   uint64 `json:"total_alloc_bytes"`
+	NumGC        uint32 `json:"num_gc"`
+	Goroutines   int    `json:"goroutines"`
 }
 
 // Start begins what the environment asks for and returns the function that
@@ -116,7 +120,14 @@ func Start() (stop func()) {
 		finish = append(finish, stopSampler)
 	}
 	if memDir != "" {
-		finish = append(finish, func() { warn(writeHeapProfile(memDir, fmt.Sprintf("heap-exit-%d.pprof", os.Getpid()))) })
+		finish = append(finish, func() {
+			// After a collection, in-use is what the process still
+			// holds once every call has returned: what it retains.
+			// (The profile may be two cycles old: collect twice.)
+			runtime.GC()
+			runtime.GC()
+			warn(writeHeapProfile(memDir, fmt.Sprintf("heap-exit-%d.pprof", os.Getpid())))
+		})
 	}
 	if statsDir != "" {
 		finish = append(finish, func() { warn(write(statsDir, t0)) })
@@ -186,8 +197,11 @@ func writeHeapProfile(dir, name string) error {
 func memoryStats() MemoryStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	sys, released := m.HeapSys, m.HeapReleased
+	runtime.GC()
+	runtime.ReadMemStats(&m)
 	return MemoryStats{
-		HeapSys: m.HeapSys, HeapReleased: m.HeapReleased, HeapPeakLive: peakLive.Load(),
+		HeapSys: sys, HeapReleased: released, HeapPeakLive: peakLive.Load(), HeapRetained: m.HeapAlloc,
 		Sys: m.Sys, StackSys: m.StackSys, TotalAlloc: m.TotalAlloc, NumGC: m.NumGC,
 		Goroutines: runtime.NumGoroutine(),
 	}
