@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
@@ -220,3 +222,54 @@ func hasError(diags []*tfprotov6.Diagnostic) bool {
 }
 
 func describe(diags []*tfprotov6.Diagnostic) string { return protocoltest.Describe(diags) }
+
+// BenchmarkValidate validates the configuration of one object of the sets
+// scenario (ValidateResourceConfig, once per object in every plan and
+// apply) through the framework's server alone and through the server
+// Terraform gets (the fast path, internal/fastpath/validate.go), both
+// configured as by the benchmark's provider block, and checks that the
+// fast path answered every validation of its server.
+func BenchmarkValidate(b *testing.B) {
+	s := protocoltest.New(b, provider.New("bench"))
+	ctx := context.Background()
+	providerCfg := protocoltest.Dynamic(b, s.ProviderType(b),
+		map[string]any{"kubernetes": map[string]any{"host": "https://127.0.0.1:1", "token": "bench"}})
+	servers := map[string]tfprotov6.ProviderServer{
+		"framework": providerserver.NewProtocol6(provider.New("bench")())(),
+		"fastpath":  provider.NewProtocol6("bench")(),
+	}
+	for _, srv := range servers {
+		conf, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: providerCfg})
+		if err != nil || hasError(conf.Diagnostics) {
+			b.Fatalf("configure: %v %v", err, describe(conf.Diagnostics))
+		}
+	}
+	for _, typeName := range []string{"agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_network_policy"} {
+		for _, name := range []string{"framework", "fastpath"} {
+			srv := servers[name]
+			b.Run(typeName+"/"+name, func(b *testing.B) {
+				typ := s.ResourceType(b, typeName)
+				cfg, err := tfprotov6.NewDynamicValue(typ, protocoltest.Value(typ, benchObjects[typeName]))
+				if err != nil {
+					b.Fatal(err)
+				}
+				fast0, fw0 := fastpath.ValidateCounts()
+				b.ReportAllocs()
+				cpu0 := processCPU(b)
+				b.ResetTimer()
+				for b.Loop() {
+					v, err := srv.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: &cfg})
+					if err != nil || len(v.Diagnostics) > 0 {
+						b.Fatalf("validate: %v %v", err, describe(v.Diagnostics))
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+				fast1, fw1 := fastpath.ValidateCounts()
+				if name == "fastpath" && (fast1-fast0 != int64(b.N) || fw1 != fw0) {
+					b.Fatalf("the fast path answered %d of %d validations", fast1-fast0, b.N)
+				}
+			})
+		}
+	}
+}

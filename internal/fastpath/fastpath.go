@@ -1,4 +1,4 @@
-// Package fastpath answers three protocol calls in front of
+// Package fastpath answers four protocol calls in front of
 // terraform-plugin-framework's protocol 6 server when their answer is
 // already known, and hands every other call to the framework unchanged:
 //
@@ -22,6 +22,11 @@
 //     state, field manager, build ID); one GET shows the object unchanged,
 //     and the answer is the state and private state as they are; see
 //     read.go.
+//   - ValidateResourceConfig: the resource's Configure, ConfigValidators
+//     and ValidateConfig called as the framework calls them, then the
+//     framework's schema walk mirrored over a precomputed index of the
+//     schema, converting values only where a validator needs them; see
+//     validate.go.
 //
 // Why: for a no-change plan the framework converts the configuration, the
 // prior and the proposed state of the whole schema into its values several
@@ -111,6 +116,10 @@ type Server struct {
 	// whose Configure defers, which makes the framework answer every plan
 	// deferred, must not use the fast path: this provider's never does.)
 	configured atomic.Bool
+	// configureState says what the framework hands resources as provider
+	// data (validate.go): nothing yet, providerData's, or unknown after a
+	// failed ConfigureProvider.
+	configureState atomic.Int32
 }
 
 // New puts the fast path in front of fw. providerTypeName and factories are
@@ -154,6 +163,11 @@ func (s *Server) ConfigureProvider(ctx context.Context, req *tfprotov6.Configure
 		}
 	}
 	s.configured.Store(ok)
+	if ok {
+		s.configureState.Store(configureOK)
+	} else {
+		s.configureState.Store(configureFailed)
+	}
 	return resp, err
 }
 

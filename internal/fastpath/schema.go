@@ -87,6 +87,11 @@ type typeInfo struct {
 	create    []*cnode
 	createOK  bool
 	createWhy string
+	// validate is the validation index (validate_index.go); validateWhy
+	// says why configurations are not validated by the fast path ("" when
+	// they are).
+	validate    []*vnode
+	validateWhy string
 }
 
 // nesting of a node's children.
@@ -113,9 +118,15 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	if sresp.Diagnostics.HasError() {
 		ti.why = "schema has errors"
 		ti.createWhy = ti.why
+		ti.validateWhy = ti.why
 		return ti
 	}
 	ti.tfType = sresp.Schema.Type().TerraformType(ctx)
+	if len(sresp.Diagnostics) > 0 {
+		ti.validateWhy = "schema has diagnostics"
+	} else {
+		ti.validate, ti.validateWhy = validateIndex(ctx, sresp.Schema)
+	}
 	if _, ok := r.(resource.ResourceWithIdentity); ok {
 		ti.why = "resource has an identity"
 		ti.createWhy = ti.why

@@ -12,15 +12,18 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 )
 
 type unknownValue struct{}
@@ -111,6 +114,16 @@ type Server struct {
 	// types caches the value types of the schemas: deriving one walks the
 	// whole schema, which for the pod template is most of a validation.
 	types map[string]tftypes.Type
+
+	// fast is the validation fast path (fastpath.Server.ValidateFast) in
+	// front of a second instance of the provider: every ValidateResource
+	// also asks it and, when it answers, requires the framework's
+	// diagnostics (as a multiset). Once configured, it has no provider
+	// data to give resources and leaves every validation to the framework.
+	fast *fastpath.Server
+	// FastAnswered and FastDelegated count the validations the fast path
+	// answered (with the framework's answer) and left to the framework.
+	FastAnswered, FastDelegated int
 }
 
 // New serves the provider that newProvider builds. The provider is not
@@ -125,7 +138,29 @@ func New(t testing.TB, newProvider func() provider.Provider) *Server {
 	for _, d := range schemas.Diagnostics {
 		t.Fatalf("provider schema: %s: %s", d.Summary, d.Detail)
 	}
-	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{}}
+	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{},
+		fast: newFast(t, newProvider)}
+}
+
+// newFast is the validation fast path in front of the framework's server of
+// another instance of the provider.
+func newFast(t testing.TB, newProvider func() provider.Provider) *fastpath.Server {
+	t.Helper()
+	ctx := context.Background()
+	p := newProvider()
+	fw, ok := providerserver.NewProtocol6(p)().(fastpath.FrameworkServer)
+	if !ok {
+		t.Fatal("the framework's server lacks a service fastpath.FrameworkServer expects")
+	}
+	var m provider.MetadataResponse
+	p.Metadata(ctx, provider.MetadataRequest{}, &m)
+	var factories []func() resource.Resource
+	if p, ok := p.(interface {
+		Resources(context.Context) []func() resource.Resource
+	}); ok {
+		factories = p.Resources(ctx)
+	}
+	return fastpath.New(fw, m.TypeName, factories, func() (any, bool) { return nil, false })
 }
 
 // ResourceType is the value type of a resource's schema; it fails t when
@@ -170,13 +205,56 @@ func Dynamic(t testing.TB, typ tftypes.Type, v any) *tfprotov6.DynamicValue {
 // ValidateResource returns the diagnostics of ValidateResourceConfig for cfg.
 func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
 	t.Helper()
+	cv := Dynamic(t, s.ResourceType(t, typeName), cfg)
 	resp, err := s.srv.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
-		TypeName: typeName, Config: Dynamic(t, s.ResourceType(t, typeName), cfg),
+		TypeName: typeName, Config: cv,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.fast != nil {
+		got, ok := s.fast.ValidateFast(context.Background(), &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: cv})
+		if ok {
+			s.FastAnswered++
+			if d := DiffDiagnostics(got.Diagnostics, resp.Diagnostics); d != "" {
+				t.Errorf("the validation fast path's diagnostics differ from the framework's:\n%s", d)
+			}
+		} else {
+			s.FastDelegated++
+		}
+	}
 	return resp.Diagnostics
+}
+
+// DiffDiagnostics compares two lists of diagnostics as multisets
+// (severity, summary, detail, attribute path) and describes what only one
+// of them holds, "" when they agree.
+func DiffDiagnostics(got, want []*tfprotov6.Diagnostic) string {
+	key := func(d *tfprotov6.Diagnostic) string {
+		p := "<no path>"
+		if d.Attribute != nil {
+			p = d.Attribute.String()
+		}
+		return fmt.Sprintf("%s at %s: %q: %q", d.Severity, p, d.Summary, d.Detail)
+	}
+	count := map[string]int{}
+	for _, d := range got {
+		count[key(d)]++
+	}
+	for _, d := range want {
+		count[key(d)]--
+	}
+	var lines []string
+	for k, n := range count {
+		switch {
+		case n > 0:
+			lines = append(lines, fmt.Sprintf("  only in the fast path's (x%d): %s", n, k))
+		case n < 0:
+			lines = append(lines, fmt.Sprintf("  only in the framework's (x%d): %s", -n, k))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // ValidateDataSource returns the diagnostics of ValidateDataResourceConfig.
@@ -317,6 +395,8 @@ func (s *Server) ExpectRefused(t *testing.T, typeName string, cases []BadInput) 
 			}
 		})
 	}
+	t.Logf("%s: validation fast path: %d validations answered with the framework's diagnostics, %d left to the framework (this server so far)",
+		typeName, s.FastAnswered, s.FastDelegated)
 }
 
 // ExpectErrorAt fails t unless diags hold an error at path (as

@@ -69,6 +69,15 @@ func (s *Server) ConfigureProvider(t testing.TB, cfg map[string]any) []*tfprotov
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.fast != nil {
+		// Configured, the fast path has no provider data to give and
+		// leaves every validation to the framework.
+		if _, err := s.fast.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+			Config: Dynamic(t, s.ProviderType(t), cfg),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return resp.Diagnostics
 }
 

@@ -1,0 +1,476 @@
+package fastpath
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
+)
+
+// The validation index of a schema: what the framework's schema walk
+// (terraform-plugin-framework v1.19.0, internal/fwserver/schema_validation.go,
+// attribute_validation.go, block_validation.go) can say about each
+// attribute and block, derived once. Only the nodes below which something
+// can produce a diagnostic are in it (see vnode.relevant): an optional
+// attribute without validators and deprecation, whose value converts
+// without error and validates nothing itself, never says anything, and
+// neither does anything inside it.
+
+// vnode is an attribute or a single nested block of the validation index.
+type vnode struct {
+	name  string
+	block bool
+	typ   attr.Type // the attribute's or block's type (GetType, Type)
+
+	// Attributes only: the framework's own checks.
+	required, optional, computed bool
+
+	deprecation string
+
+	// validate runs the attribute's (or block's) own validators on its
+	// converted value; nil when it has none.
+	validate validateFunc
+	// objValidate runs the validators of a nested attribute's object (each
+	// element of a list or map nested attribute) or of a single nested
+	// attribute's or block's object (the same validators as validate: the
+	// framework runs them twice, once per walk); nil when none.
+	objValidate objectValidateFunc
+	// elemType is the object type of a list or map nested attribute's
+	// elements.
+	elemType attr.Type
+
+	nesting  int      // nestNone, nestSingle, nestList, nestMap
+	children []*vnode // nested attributes, then nested blocks (relevant ones only)
+}
+
+// vreq is what every validator request of one attribute carries.
+type vreq struct {
+	caps   validator.ValidateSchemaClientCapabilities
+	config tfsdk.Config
+	path   path.Path
+	expr   path.Expression
+}
+
+// validateFunc converts v as the framework's AttributeValidate<Kind> does
+// and calls each validator; it panics with bail where the framework
+// would have said something the fast path does not mirror.
+type validateFunc func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics)
+
+type objectValidateFunc func(ctx context.Context, v basetypes.ObjectValue, r vreq, out *diag.Diagnostics)
+
+// validateIndex returns the validation index of a schema, or why the fast
+// path does not validate configurations of it.
+func validateIndex(ctx context.Context, s schema.Schema) ([]*vnode, string) {
+	if d := s.ValidateImplementation(ctx); len(d) > 0 {
+		return nil, "schema implementation: " + d[0].Summary() + ": " + d[0].Detail()
+	}
+	w := validateWalker{ctx: ctx}
+	nodes := w.object(s.Attributes, s.Blocks, "")
+	return nodes, w.why
+}
+
+type validateWalker struct {
+	ctx context.Context
+	why string
+}
+
+func (w *validateWalker) refuse(at, format string, args ...any) {
+	if w.why == "" {
+		w.why = at + ": " + fmt.Sprintf(format, args...)
+	}
+}
+
+func (w *validateWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*vnode {
+	var out []*vnode
+	for name, a := range attrs {
+		if n := w.attribute(name, at+name, a); n != nil {
+			out = append(out, n)
+		}
+	}
+	for name, b := range blocks {
+		if n := w.block(name, at+name, b); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
+	if !a.IsRequired() && !a.IsOptional() && !a.IsComputed() {
+		// "Invalid Attribute Definition", on every request.
+		w.refuse(p, "attribute neither required, optional nor computed")
+		return nil
+	}
+	if a.IsWriteOnly() {
+		w.refuse(p, "write-only attribute")
+		return nil
+	}
+	n := &vnode{
+		name: name, typ: a.GetType(),
+		required: a.IsRequired(), optional: a.IsOptional(), computed: a.IsComputed(),
+		deprecation: a.GetDeprecationMessage(),
+	}
+	if !validatedType(n.typ) {
+		w.refuse(p, "type %T", n.typ)
+		return nil
+	}
+	var ok bool
+	if n.validate, ok = attributeValidators(a); !ok {
+		w.refuse(p, "attribute kind %T", a)
+		return nil
+	}
+	switch a := a.(type) {
+	case schema.SingleNestedAttribute:
+		n.nesting = nestSingle
+		n.objValidate = nestedObjectValidators(a.GetNestedObject())
+		n.children = w.object(a.Attributes, nil, p+".")
+	case schema.ListNestedAttribute:
+		lt, ok := n.typ.(basetypes.ListType)
+		if !ok {
+			w.refuse(p, "list nested attribute of type %T", n.typ)
+			return nil
+		}
+		n.nesting, n.elemType = nestList, lt.ElemType
+		n.objValidate = nestedObjectValidators(a.GetNestedObject())
+		n.children = w.object(a.NestedObject.Attributes, nil, p+".")
+	case schema.MapNestedAttribute:
+		mt, ok := n.typ.(basetypes.MapType)
+		if !ok {
+			w.refuse(p, "map nested attribute of type %T", n.typ)
+			return nil
+		}
+		n.nesting, n.elemType = nestMap, mt.ElemType
+		n.objValidate = nestedObjectValidators(a.GetNestedObject())
+		n.children = w.object(a.NestedObject.Attributes, nil, p+".")
+	case schema.SetNestedAttribute:
+		// Elements are found by value (path.AtSetValue); not mirrored.
+		w.refuse(p, "set nested attribute")
+		return nil
+	}
+	if !n.relevant() {
+		return nil
+	}
+	return n
+}
+
+func (w *validateWalker) block(name, p string, b schema.Block) *vnode {
+	sb, ok := b.(schema.SingleNestedBlock)
+	if !ok {
+		// List and set blocks: the framework nullifies empty ones
+		// (fromproto6 NullifyCollectionBlocks) and finds set elements by
+		// value; not mirrored. (No resource of this provider has one.)
+		w.refuse(p, "block kind %T", b)
+		return nil
+	}
+	n := &vnode{name: name, block: true, typ: sb.Type(), deprecation: sb.GetDeprecationMessage(), nesting: nestSingle}
+	if !validatedType(n.typ) {
+		w.refuse(p, "type %T", n.typ)
+		return nil
+	}
+	n.objValidate = nestedObjectValidators(sb.GetNestedObject())
+	if ov := objectValidators(sb.ObjectValidators()); ov != nil {
+		n.validate = func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			ov(ctx, toObject(ctx, v), r, out)
+		}
+	}
+	n.children = w.object(sb.Attributes, sb.Blocks, p+".")
+	if !n.relevant() {
+		return nil
+	}
+	return n
+}
+
+// relevant reports whether anything at or below n can produce a
+// diagnostic: the framework's checks of required and read-only
+// attributes, validators, deprecation messages.
+func (n *vnode) relevant() bool {
+	return n.required || (n.computed && !n.optional) || n.deprecation != "" ||
+		n.validate != nil || n.objValidate != nil || len(n.children) > 0
+}
+
+// validatedType reports whether the values of t convert and validate
+// themselves as the fast path assumes: the framework's own types (whose
+// values are never xattr.ValidateableAttribute and whose TypeWithValidate
+// says nothing about a value that converted, see numbersOK), the timeouts
+// block and tfvalues.WholeNumberType (the framework's Int64 but for
+// fractions, which numbersOK leaves to the framework). Float32 and Int32
+// are left out: numbersOK does not bound them.
+func validatedType(t attr.Type) bool {
+	if _, ok := t.(tfvalues.WholeNumberType); ok {
+		return true
+	}
+	if tt, ok := t.(timeouts.Type); ok {
+		return validatedType(tt.ObjectType)
+	}
+	if t == nil || reflect.TypeOf(t).PkgPath() != basetypesPkg {
+		return false
+	}
+	switch t := t.(type) {
+	case basetypes.ListType:
+		return validatedType(t.ElemType)
+	case basetypes.SetType:
+		return validatedType(t.ElemType)
+	case basetypes.MapType:
+		return validatedType(t.ElemType)
+	case basetypes.ObjectType:
+		for _, at := range t.AttrTypes {
+			if !validatedType(at) {
+				return false
+			}
+		}
+		return true
+	case basetypes.StringType, basetypes.BoolType, basetypes.Int64Type,
+		basetypes.Float64Type, basetypes.NumberType:
+		return true
+	}
+	return false
+}
+
+// bail is panicked by a validator runner where the framework's answer
+// holds something the fast path does not mirror (a conversion error, a
+// value that validates itself): the request goes to the framework.
+type bail struct{ why string }
+
+func toObject(ctx context.Context, v attr.Value) basetypes.ObjectValue {
+	ov, ok := v.(basetypes.ObjectValuable)
+	if !ok {
+		panic(bail{"not an object value"})
+	}
+	o, d := ov.ToObjectValue(ctx)
+	if len(d) > 0 {
+		panic(bail{"object conversion diagnostics"})
+	}
+	return o
+}
+
+// nestedObjectValidators runs the validators of a nested attribute's or
+// block's object, as NestedAttributeObjectValidate and
+// NestedBlockObjectValidate do.
+func nestedObjectValidators(o any) objectValidateFunc {
+	if ov, ok := o.(interface{ ObjectValidators() []validator.Object }); ok {
+		return objectValidators(ov.ObjectValidators())
+	}
+	return nil
+}
+
+func objectValidators(vs []validator.Object) objectValidateFunc {
+	if len(vs) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, v basetypes.ObjectValue, r vreq, out *diag.Diagnostics) {
+		req := validator.ObjectRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}
+		for _, x := range vs {
+			resp := &validator.ObjectResponse{}
+			x.ValidateObject(ctx, req, resp)
+			out.Append(resp.Diagnostics...)
+		}
+	}
+}
+
+// attributeValidators returns the runner of an attribute's validators
+// (nil when it has none), as AttributeValidate's switch on the kind of
+// validators; false for a kind the fast path does not run.
+func attributeValidators(a schema.Attribute) (validateFunc, bool) {
+	switch a := a.(type) {
+	case interface{ BoolValidators() []validator.Bool }:
+		vs := a.BoolValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.BoolValuable)
+			if !ok {
+				panic(bail{"not a bool value"})
+			}
+			cv, d := vv.ToBoolValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"bool conversion diagnostics"})
+			}
+			req := validator.BoolRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.BoolResponse{}
+				x.ValidateBool(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface {
+		Float32Validators() []validator.Float32
+	}:
+		return nil, false
+	case interface {
+		Float64Validators() []validator.Float64
+	}:
+		vs := a.Float64Validators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.Float64Valuable)
+			if !ok {
+				panic(bail{"not a float64 value"})
+			}
+			cv, d := vv.ToFloat64Value(ctx)
+			if len(d) > 0 {
+				panic(bail{"float64 conversion diagnostics"})
+			}
+			req := validator.Float64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.Float64Response{}
+				x.ValidateFloat64(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ Int32Validators() []validator.Int32 }:
+		return nil, false
+	case interface{ Int64Validators() []validator.Int64 }:
+		vs := a.Int64Validators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.Int64Valuable)
+			if !ok {
+				panic(bail{"not an int64 value"})
+			}
+			cv, d := vv.ToInt64Value(ctx)
+			if len(d) > 0 {
+				panic(bail{"int64 conversion diagnostics"})
+			}
+			req := validator.Int64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.Int64Response{}
+				x.ValidateInt64(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ ListValidators() []validator.List }:
+		vs := a.ListValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.ListValuable)
+			if !ok {
+				panic(bail{"not a list value"})
+			}
+			cv, d := vv.ToListValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"list conversion diagnostics"})
+			}
+			req := validator.ListRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.ListResponse{}
+				x.ValidateList(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ MapValidators() []validator.Map }:
+		vs := a.MapValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.MapValuable)
+			if !ok {
+				panic(bail{"not a map value"})
+			}
+			cv, d := vv.ToMapValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"map conversion diagnostics"})
+			}
+			req := validator.MapRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.MapResponse{}
+				x.ValidateMap(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ NumberValidators() []validator.Number }:
+		vs := a.NumberValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.NumberValuable)
+			if !ok {
+				panic(bail{"not a number value"})
+			}
+			cv, d := vv.ToNumberValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"number conversion diagnostics"})
+			}
+			req := validator.NumberRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.NumberResponse{}
+				x.ValidateNumber(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ ObjectValidators() []validator.Object }:
+		ov := objectValidators(a.ObjectValidators())
+		if ov == nil {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			ov(ctx, toObject(ctx, v), r, out)
+		}, true
+	case interface{ SetValidators() []validator.Set }:
+		vs := a.SetValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.SetValuable)
+			if !ok {
+				panic(bail{"not a set value"})
+			}
+			cv, d := vv.ToSetValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"set conversion diagnostics"})
+			}
+			req := validator.SetRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.SetResponse{}
+				x.ValidateSet(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface{ StringValidators() []validator.String }:
+		vs := a.StringValidators()
+		if len(vs) == 0 {
+			return nil, true
+		}
+		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+			vv, ok := v.(basetypes.StringValuable)
+			if !ok {
+				panic(bail{"not a string value"})
+			}
+			cv, d := vv.ToStringValue(ctx)
+			if len(d) > 0 {
+				panic(bail{"string conversion diagnostics"})
+			}
+			req := validator.StringRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
+			for _, x := range vs {
+				resp := &validator.StringResponse{}
+				x.ValidateString(ctx, req, resp)
+				out.Append(resp.Diagnostics...)
+			}
+		}, true
+	case interface {
+		DynamicValidators() []validator.Dynamic
+	}:
+		return nil, false
+	}
+	// No validators of any kind (the framework's switch matches nothing).
+	return nil, true
+}
