@@ -642,6 +642,8 @@ func (b *bench) collect(r *Run, pdir string) {
 			r.FastPath.UpgradesFast += f.UpgradesFast
 			r.FastPath.ReadsFast += f.ReadsFast
 			r.FastPath.ReadsFramework += f.ReadsFramework
+			r.FastPath.ValidationsFast += f.ValidationsFast
+			r.FastPath.ValidationsFramework += f.ValidationsFramework
 		}
 	}
 	if r.ProviderRequests != nil {

@@ -80,8 +80,9 @@ func TestSmoke(t *testing.T) {
 		// marker for every object: the next plan's refreshes and plans are
 		// all the fast path's.
 		if r.Phase == "plan after refresh" && r.Provider == "agentsandbox" {
-			if f := r.FastPath; f == nil || f.ReadsFast != int64(objects) || f.ReadsFramework != 0 || f.PlansFast != int64(objects) {
-				t.Errorf("plan after refresh: fast path counts %+v, want every read (%d) and every plan answered by the fast path", f, objects)
+			if f := r.FastPath; f == nil || f.ReadsFast != int64(objects) || f.ReadsFramework != 0 || f.PlansFast != int64(objects) ||
+				f.ValidationsFast < int64(objects) || f.ValidationsFramework != 0 {
+				t.Errorf("plan after refresh: fast path counts %+v, want every read (%d), every plan and every validation answered by the fast path", f, objects)
 			}
 		}
 		switch r.Phase {

@@ -70,6 +70,11 @@ type FastPathCounts struct {
 	// marker (one GET each, no framework); ReadsFramework the others.
 	ReadsFast      int64 `json:"reads_answered"`
 	ReadsFramework int64 `json:"reads_to_framework"`
+	// ValidationsFast are ValidateResourceConfig calls answered by the
+	// fast path's mirror of the framework's validation; ValidationsFramework
+	// the others.
+	ValidationsFast      int64 `json:"validations_answered"`
+	ValidationsFramework int64 `json:"validations_to_framework"`
 }
 
 // MemoryStats are the Go runtime's view of the process's memory at exit.
@@ -219,6 +224,7 @@ func write(dir string, t0 time.Time) error {
 	}
 	s.FastPath.PlansFast, s.FastPath.PlansFramework, s.FastPath.UpgradesFast = fastpath.Counts()
 	s.FastPath.ReadsFast, s.FastPath.ReadsFramework = fastpath.ReadCounts()
+	s.FastPath.ValidationsFast, s.FastPath.ValidationsFramework = fastpath.ValidateCounts()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)
