@@ -149,12 +149,17 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 // and attribute kind of a schema is one the fast path understands.
 type walker struct {
 	ctx context.Context
-	why string
+	refusal
 }
 
-func (w *walker) refuse(at, format string, args ...any) {
-	if w.why == "" {
-		w.why = at + ": " + fmt.Sprintf(format, args...)
+// refusal keeps the first reason a schema walker found to leave a type to
+// the framework (the walkers of schema.go, schema_create.go and
+// validate_index.go).
+type refusal struct{ why string }
+
+func (r *refusal) refuse(at, format string, args ...any) {
+	if r.why == "" {
+		r.why = at + ": " + fmt.Sprintf(format, args...)
 	}
 }
 

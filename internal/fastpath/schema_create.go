@@ -2,7 +2,6 @@ package fastpath
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -58,13 +57,7 @@ func createIndex(ctx context.Context, s schema.Schema) ([]*cnode, string) {
 
 type createWalker struct {
 	ctx context.Context
-	why string
-}
-
-func (w *createWalker) refuse(at, format string, args ...any) {
-	if w.why == "" {
-		w.why = at + ": " + fmt.Sprintf(format, args...)
-	}
+	refusal
 }
 
 func (w *createWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*cnode {

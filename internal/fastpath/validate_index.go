@@ -2,7 +2,6 @@ package fastpath
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -81,13 +80,7 @@ func validateIndex(ctx context.Context, s schema.Schema) ([]*vnode, string) {
 
 type validateWalker struct {
 	ctx context.Context
-	why string
-}
-
-func (w *validateWalker) refuse(at, format string, args ...any) {
-	if w.why == "" {
-		w.why = at + ": " + fmt.Sprintf(format, args...)
-	}
+	refusal
 }
 
 func (w *validateWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*vnode {

@@ -69,16 +69,19 @@ func Start(minHeap uint64) (stop func()) {
 	return start(minHeap, every)
 }
 
-func start(minHeap uint64, tick time.Duration) (stop func()) {
+// LiveHeap is the heap that was live at the end of the last collection
+// (runtime/metrics /gc/heap/live:bytes), 0 if the runtime does not say.
+func LiveHeap() uint64 {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return sample[0].Value.Uint64()
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
 	}
-	current := Percent(read(), minHeap)
+	return sample[0].Value.Uint64()
+}
+
+func start(minHeap uint64, tick time.Duration) (stop func()) {
+	current := Percent(LiveHeap(), minHeap)
 	before := debug.SetGCPercent(current)
 	inEffect.Store(int64(current))
 	done := make(chan struct{})
@@ -93,7 +96,7 @@ func start(minHeap uint64, tick time.Duration) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if p := Percent(read(), minHeap); p != current {
+			if p := Percent(LiveHeap(), minHeap); p != current {
 				debug.SetGCPercent(p)
 				inEffect.Store(int64(p))
 				current = p

@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/gcpolicy"
 )
 
 // Environment variables read by Start.
@@ -156,7 +156,6 @@ func sampleHeap(dir string, tick time.Duration) (stop func()) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		var profiled uint64
 		var last time.Time
 		t := time.NewTicker(tick)
@@ -167,11 +166,7 @@ func sampleHeap(dir string, tick time.Duration) (stop func()) {
 				return
 			case <-t.C:
 			}
-			metrics.Read(sample)
-			if sample[0].Value.Kind() != metrics.KindUint64 {
-				return
-			}
-			live := sample[0].Value.Uint64()
+			live := gcpolicy.LiveHeap()
 			if live > peakLive.Load() {
 				peakLive.Store(live)
 			}
