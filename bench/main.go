@@ -644,6 +644,8 @@ func (b *bench) collect(r *Run, pdir string) {
 			r.FastPath.ReadsFramework += f.ReadsFramework
 			r.FastPath.ValidationsFast += f.ValidationsFast
 			r.FastPath.ValidationsFramework += f.ValidationsFramework
+			r.FastPath.AppliesMarked += f.AppliesMarked
+			r.FastPath.AppliesUnmarked += f.AppliesUnmarked
 		}
 	}
 	if r.ProviderRequests != nil {

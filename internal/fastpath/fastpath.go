@@ -17,11 +17,12 @@
 //     framework's own pass-through (decode the stored JSON against the
 //     schema's type, encode it again), with the type computed once.
 //   - ReadResource of an object that did not change since a refresh that
-//     answered the state it was given: that refresh left a read marker in
-//     the private state (object uid and resourceVersion, a hash of the
-//     state, field manager, build ID); one GET shows the object unchanged,
-//     and the answer is the state and private state as they are; see
-//     read.go.
+//     answered the state it was given, or since a create or update whose
+//     new state the resource's Read gives back unchanged: that call left a
+//     read marker in the private state (object uid and resourceVersion, a
+//     hash of the state, field manager, build ID); one GET shows the object
+//     unchanged, and the answer is the state and private state as they
+//     are; see read.go and apply.go.
 //   - ValidateResourceConfig: the resource's Configure, ConfigValidators
 //     and ValidateConfig called as the framework calls them, then the
 //     framework's schema walk mirrored over a precomputed index of the

@@ -368,8 +368,16 @@ func (r *readRun) read(srv tfprotov6.ProviderServer, state *tfprotov6.DynamicVal
 // path exactly when fast.
 func (r *readRun) compare(t *testing.T, srv readServers, state *tfprotov6.DynamicValue, private []byte, fast bool) *tfprotov6.ReadResourceResponse {
 	t.Helper()
+	return r.compareWhen(t, srv, state, private, func(string) bool { return fast })
+}
+
+// compareWhen is compare, the fast path required when fastAt(the object's
+// resourceVersion at the read).
+func (r *readRun) compareWhen(t *testing.T, srv readServers, state *tfprotov6.DynamicValue, private []byte, fastAt func(rv string) bool) *tfprotov6.ReadResourceResponse {
+	t.Helper()
 	for attempt := 0; ; attempt++ {
 		rvBefore := r.resourceVersion(t)
+		fast := fastAt(rvBefore)
 		f0, d0 := fastpath.ReadCounts()
 		n0 := kube.RequestCount()
 		got := r.read(srv.fast, state, private)

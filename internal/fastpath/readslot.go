@@ -97,3 +97,54 @@ func (s *ReadSlot) offer(seen Seen, obj any) {
 	defer s.mu.Unlock()
 	s.prefetched = &prefetch{seen: seen, obj: obj}
 }
+
+// WriteSlot is carried in the context of an ApplyResourceChange call that
+// goes through the fast path's wrapper. The object layer (internal/object's
+// Resource) tells it the object a create or update ended with: the one the
+// new state was made from. The wrapper then reads that object into the new
+// state, in the process, to mark it (apply.go).
+type WriteSlot struct {
+	mu     sync.Mutex
+	writes int
+	last   prefetch
+}
+
+type writeSlotKey struct{}
+
+func withWriteSlot(ctx context.Context) (context.Context, *WriteSlot) {
+	s := &WriteSlot{}
+	return context.WithValue(ctx, writeSlotKey{}, s), s
+}
+
+// WriteSlotFrom returns the slot of the ApplyResourceChange call ctx
+// belongs to, or nil outside of one.
+func WriteSlotFrom(ctx context.Context) *WriteSlot {
+	s, _ := ctx.Value(writeSlotKey{}).(*WriteSlot)
+	return s
+}
+
+// Wrote records obj, as seen, as the object the new state is made from.
+func (s *WriteSlot) Wrote(seen Seen, obj any) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	s.last = prefetch{seen: seen, obj: obj}
+}
+
+// only returns what the one Wrote of the call recorded; ok is false unless
+// exactly one was recorded.
+func (s *WriteSlot) only() (prefetch, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, s.writes == 1
+}
+
+// taken reports whether the prefetched object was taken by a read.
+func (s *ReadSlot) taken() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prefetched == nil
+}

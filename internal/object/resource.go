@@ -383,6 +383,9 @@ func (r *Resource[M]) written(ctx context.Context, c Call, live *unstructured.Un
 			live = seen
 		}
 	}
+	// For package fastpath's read marker after an apply: the object the
+	// new state is made from.
+	fastpath.WriteSlotFrom(ctx).Wrote(seenOf(r.f.Kind.objectKey(live.GetNamespace(), live.GetName()), live, true), live)
 	out.Append(r.f.Refresh(ctx, c, live, plan)...)
 	out.Append(tfvalues.SetState(ctx, state, plan)...)
 	out.Append(stateSaved(waitDiags, c.Op, r.f.Kind.Ref(live.GetNamespace(), live.GetName()))...)

@@ -75,6 +75,12 @@ type FastPathCounts struct {
 	// the others.
 	ValidationsFast      int64 `json:"validations_answered"`
 	ValidationsFramework int64 `json:"validations_to_framework"`
+	// AppliesMarked are creates and updates of types whose reads the fast
+	// path answers that left a read marker in their private state (so the
+	// next refresh of the object is the fast path's); AppliesUnmarked the
+	// others of those types.
+	AppliesMarked   int64 `json:"applies_marked"`
+	AppliesUnmarked int64 `json:"applies_unmarked"`
 }
 
 // MemoryStats are the Go runtime's view of the process's memory at exit.
@@ -220,6 +226,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.PlansFast, s.FastPath.PlansFramework, s.FastPath.UpgradesFast = fastpath.Counts()
 	s.FastPath.ReadsFast, s.FastPath.ReadsFramework = fastpath.ReadCounts()
 	s.FastPath.ValidationsFast, s.FastPath.ValidationsFramework = fastpath.ValidateCounts()
+	s.FastPath.AppliesMarked, s.FastPath.AppliesUnmarked = fastpath.ApplyMarkCounts()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)

@@ -1,0 +1,5 @@
+package fastpath
+
+// TerraformMsgPack is terraformMsgPack, for the equivalence tests with
+// go-cty (package fastpath_test).
+var TerraformMsgPack = terraformMsgPack
