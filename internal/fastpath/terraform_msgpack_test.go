@@ -3,12 +3,10 @@ package fastpath_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -18,6 +16,7 @@ import (
 	ctymsgpack "github.com/zclconf/go-cty/cty/msgpack"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
@@ -122,7 +121,7 @@ func checkRandomValues(t *testing.T, typ tftypes.Type, n int) {
 	r := rand.New(rand.NewPCG(1, uint64(len(typ.String()))))
 	encoded := 0
 	for i := 0; i < n; i++ {
-		v := randomValue(r, typ, 0)
+		v := pt.RandomValue(r, typ, false)
 		if checkSame(t, v, typ) {
 			encoded++
 		}
@@ -181,76 +180,6 @@ func hasHashOrderedSet(v tftypes.Value, typ tftypes.Type) bool {
 		return !found, nil
 	})
 	return found
-}
-
-var sampleStrings = []string{
-	"", "a", "B", "python-runtime", "é", "日本語", "with space", strings.Repeat("x", 31), strings.Repeat("y", 32),
-	strings.Repeat("z", 255), strings.Repeat("w", 256), strings.Repeat("v", 65536),
-}
-
-var sampleNumbers = []float64{0, 1, -1, 3, 127, 128, -32, -33, 255, 256, 10001, 65535, 65536, 1 << 31, 1 << 40, 0.5, -2.25, 1e300}
-
-func randomValue(r *rand.Rand, typ tftypes.Type, depth int) tftypes.Value {
-	if r.IntN(6) == 0 {
-		return tftypes.NewValue(typ, nil)
-	}
-	size := func() int {
-		if depth > 3 {
-			return r.IntN(2)
-		}
-		return r.IntN(5)
-	}
-	switch tt := typ.(type) {
-	case tftypes.Object:
-		attrs := map[string]tftypes.Value{}
-		for k, at := range tt.AttributeTypes {
-			attrs[k] = randomValue(r, at, depth+1)
-		}
-		return tftypes.NewValue(typ, attrs)
-	case tftypes.Map:
-		m := map[string]tftypes.Value{}
-		for i, n := 0, size()*3; i < n; i++ {
-			m[sampleStrings[r.IntN(len(sampleStrings)-1)]+fmt.Sprint(r.IntN(50))] = randomValue(r, tt.ElementType, depth+1)
-		}
-		return tftypes.NewValue(typ, m)
-	case tftypes.List:
-		var l []tftypes.Value
-		for i, n := 0, size(); i < n; i++ {
-			l = append(l, randomValue(r, tt.ElementType, depth+1))
-		}
-		return tftypes.NewValue(typ, l)
-	case tftypes.Tuple:
-		var l []tftypes.Value
-		for _, et := range tt.ElementTypes {
-			l = append(l, randomValue(r, et, depth+1))
-		}
-		return tftypes.NewValue(typ, l)
-	case tftypes.Set:
-		var l []tftypes.Value
-		for i, n := 0, size()*2; i < n; i++ {
-			e := randomValue(r, tt.ElementType, depth+1)
-			if e.IsNull() {
-				continue
-			}
-			dup := false
-			for _, x := range l {
-				dup = dup || x.Equal(e)
-			}
-			if !dup {
-				l = append(l, e)
-			}
-		}
-		return tftypes.NewValue(typ, l)
-	}
-	switch {
-	case typ.Is(tftypes.String):
-		return tftypes.NewValue(typ, sampleStrings[r.IntN(len(sampleStrings))]+fmt.Sprint(r.IntN(3)))
-	case typ.Is(tftypes.Number):
-		return tftypes.NewValue(typ, big.NewFloat(sampleNumbers[r.IntN(len(sampleNumbers))]))
-	case typ.Is(tftypes.Bool):
-		return tftypes.NewValue(typ, r.IntN(2) == 0)
-	}
-	panic(fmt.Sprintf("no random values of %s", typ))
 }
 
 func toCtyType(typ tftypes.Type) cty.Type {

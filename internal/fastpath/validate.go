@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // ValidateResourceConfig as the framework answers it
@@ -254,7 +256,7 @@ func field(obj tftypes.Value, name string) tftypes.Value {
 // convert is fwschemadata.Data.ValueAtPath's conversion of a value read
 // at a path.
 func (w *vwalk) convert(t attr.Type, v tftypes.Value, p *pnode) attr.Value {
-	av, err := t.ValueFromTerraform(w.ctx, v)
+	av, err := tfvalues.ValueFromTerraform(w.ctx, t, v)
 	if err != nil {
 		panic(bail{"conversion: " + err.Error()})
 	}
@@ -342,7 +344,7 @@ func (w *vwalk) nested(n *vnode, v tftypes.Value, av attr.Value, p *pnode) {
 // map nested attribute.
 func (w *vwalk) element(n *vnode, e tftypes.Value, ep *pnode) {
 	if n.objValidate != nil {
-		ev, err := n.elemType.ValueFromTerraform(w.ctx, e)
+		ev, err := tfvalues.ValueFromTerraform(w.ctx, n.elemType, e)
 		if err != nil {
 			panic(bail{"element: " + err.Error()})
 		}

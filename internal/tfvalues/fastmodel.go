@@ -223,7 +223,7 @@ func fastGet(ctx context.Context, typ attr.Type, raw tftypes.Value, target any) 
 	if raw.IsNull() || !raw.IsKnown() {
 		return false
 	}
-	v, err := typ.ValueFromTerraform(ctx, raw)
+	v, err := ValueFromTerraform(ctx, typ, raw)
 	if err != nil {
 		return false
 	}

@@ -1,0 +1,132 @@
+package tfvalues
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// ValueFromTerraform is typ.ValueFromTerraform(ctx, in) with the same
+// result, without rebuilding the Terraform type of every nested object and
+// collection it visits.
+//
+// The framework's ObjectType, ListType, SetType and MapType check, at every
+// level, that the value has their Terraform type, and compute that type
+// anew each time (ObjectType.TerraformType allocates the whole subtree:
+// basetypes/object_type.go:75 and list_type.go:83 in
+// terraform-plugin-framework v1.19.0), so converting a pod template costs
+// its depth times its size. A profile of the validation of a sandbox
+// template showed a third of its CPU there. Here the type is checked once,
+// at the top (the whole tree, as the framework's first check does), and
+// every level below builds its value with the same constructors as the
+// framework (NewObjectValueMust, NewListValueMust, ...). Any type other than
+// those four (primitives, custom types such as WholeNumberType or
+// timeouts) converts with its own ValueFromTerraform.
+func ValueFromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.Value, error) {
+	if in.Type() != nil && !in.Type().Equal(typ.TerraformType(ctx)) {
+		// The framework's error, in its words.
+		return typ.ValueFromTerraform(ctx, in)
+	}
+	return fromTerraform(ctx, typ, in)
+}
+
+func fromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.Value, error) {
+	switch t := typ.(type) {
+	case basetypes.ObjectType:
+		switch {
+		case in.Type() == nil, in.IsKnown() && in.IsNull():
+			return basetypes.NewObjectNull(t.AttrTypes), nil
+		case !in.IsKnown():
+			return basetypes.NewObjectUnknown(t.AttrTypes), nil
+		}
+		var raw map[string]tftypes.Value
+		if err := in.As(&raw); err != nil {
+			return nil, err
+		}
+		attrs := make(map[string]attr.Value, len(raw))
+		for k, v := range raw {
+			at, ok := t.AttrTypes[k]
+			if !ok {
+				return nil, fmt.Errorf("no attribute %q in %s", k, t)
+			}
+			a, err := fromTerraform(ctx, at, v)
+			if err != nil {
+				return nil, err
+			}
+			attrs[k] = a
+		}
+		return basetypes.NewObjectValueMust(t.AttrTypes, attrs), nil
+	case basetypes.ListType:
+		et := t.ElementType()
+		elems, null, unknown, err := elements(ctx, et, in)
+		switch {
+		case err != nil:
+			return nil, err
+		case null:
+			return basetypes.NewListNull(et), nil
+		case unknown:
+			return basetypes.NewListUnknown(et), nil
+		}
+		return basetypes.NewListValueMust(et, elems), nil
+	case basetypes.SetType:
+		et := t.ElementType()
+		elems, null, unknown, err := elements(ctx, et, in)
+		switch {
+		case err != nil:
+			return nil, err
+		case null:
+			return basetypes.NewSetNull(et), nil
+		case unknown:
+			return basetypes.NewSetUnknown(et), nil
+		}
+		return basetypes.NewSetValueMust(et, elems), nil
+	case basetypes.MapType:
+		et := t.ElementType()
+		switch {
+		case in.Type() == nil, in.IsKnown() && in.IsNull():
+			return basetypes.NewMapNull(et), nil
+		case !in.IsKnown():
+			return basetypes.NewMapUnknown(et), nil
+		}
+		var raw map[string]tftypes.Value
+		if err := in.As(&raw); err != nil {
+			return nil, err
+		}
+		elems := make(map[string]attr.Value, len(raw))
+		for k, v := range raw {
+			e, err := fromTerraform(ctx, et, v)
+			if err != nil {
+				return nil, err
+			}
+			elems[k] = e
+		}
+		return basetypes.NewMapValueMust(et, elems), nil
+	}
+	return typ.ValueFromTerraform(ctx, in)
+}
+
+// elements converts the elements of a list or set value.
+func elements(ctx context.Context, elemType attr.Type, in tftypes.Value) (elems []attr.Value, null, unknown bool, err error) {
+	switch {
+	case in.Type() == nil, in.IsKnown() && in.IsNull():
+		return nil, true, false, nil
+	case !in.IsKnown():
+		return nil, false, true, nil
+	}
+	var raw []tftypes.Value
+	if err := in.As(&raw); err != nil {
+		return nil, false, false, err
+	}
+	elems = make([]attr.Value, 0, len(raw))
+	for _, v := range raw {
+		e, err := fromTerraform(ctx, elemType, v)
+		if err != nil {
+			return nil, false, false, err
+		}
+		elems = append(elems, e)
+	}
+	return elems, false, false, nil
+}

@@ -1,0 +1,90 @@
+package tfvalues_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
+)
+
+// tfvalues.ValueFromTerraform must give what the framework's
+// ValueFromTerraform gives: the same value (Equal compares types and
+// values at every level) or an error where it errs. Random values (nulls
+// and unknowns at every level) of the schema type of every resource type
+// of the provider, as the provider builds its schemas (precomputed types).
+func TestValueFromTerraform_sameAsTheFramework(t *testing.T) {
+	ctx := context.Background()
+	p := provider.New("test")()
+	for _, f := range p.Resources(ctx) {
+		r := f()
+		var meta resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "agentsandbox"}, &meta)
+		var sresp resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sresp)
+		typ := sresp.Schema.Type()
+		t.Run(meta.TypeName, func(t *testing.T) {
+			tfType := typ.TerraformType(ctx)
+			rnd := rand.New(rand.NewPCG(7, uint64(len(meta.TypeName))))
+			for i := 0; i < 150; i++ {
+				v := pt.RandomValue(rnd, tfType, i%2 == 0)
+				checkFromTerraform(t, typ, v)
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
+
+func TestValueFromTerraform_collectionsAndErrors(t *testing.T) {
+	obj := types.ObjectType{AttrTypes: map[string]attr.Type{"n": types.Int64Type, "s": types.SetType{ElemType: types.StringType}}}
+	for _, typ := range []attr.Type{
+		types.MapType{ElemType: types.ListType{ElemType: obj}},
+		types.SetType{ElemType: types.Float64Type},
+		types.ListType{ElemType: types.MapType{ElemType: types.BoolType}},
+		tfvalues.WholeNumberType{},
+	} {
+		rnd := rand.New(rand.NewPCG(3, 9))
+		for i := 0; i < 200; i++ {
+			checkFromTerraform(t, typ, pt.RandomValue(rnd, typ.TerraformType(context.Background()), i%2 == 0))
+		}
+	}
+	// A value of another type: the framework's error.
+	checkFromTerraform(t, obj, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"n": tftypes.String}},
+		map[string]tftypes.Value{"n": tftypes.NewValue(tftypes.String, "x")}))
+	checkFromTerraform(t, types.ListType{ElemType: types.StringType}, tftypes.NewValue(tftypes.List{ElementType: tftypes.Number}, nil))
+	// No type at all (the framework's null).
+	checkFromTerraform(t, obj, tftypes.Value{})
+}
+
+func checkFromTerraform(t *testing.T, typ attr.Type, v tftypes.Value) {
+	t.Helper()
+	ctx := context.Background()
+	want, wantErr := typ.ValueFromTerraform(ctx, v)
+	got, gotErr := tfvalues.ValueFromTerraform(ctx, typ, v)
+	switch {
+	case (wantErr == nil) != (gotErr == nil):
+		t.Errorf("%s: error %v, the framework's %v", v, gotErr, wantErr)
+	case wantErr != nil:
+		// Several invalid numbers: which one the error names depends on
+		// map order, in the framework too; a type mismatch is caught
+		// first, at the top, by both.
+		if v.Type() != nil && !v.Type().Equal(typ.TerraformType(ctx)) && gotErr.Error() != wantErr.Error() {
+			t.Errorf("error %q, the framework's %q", gotErr, wantErr)
+		}
+	case reflect.DeepEqual(got, want):
+		// (A whole number holding a fraction is never Equal, even to
+		// itself.)
+	case !got.Equal(want) || !got.Type(ctx).Equal(want.Type(ctx)) || got.String() != want.String():
+		t.Errorf("%s:\n got  %s\n want %s", v, got, want)
+	}
+}
