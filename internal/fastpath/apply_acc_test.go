@@ -10,7 +10,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
 // An apply through the wrapper marks the new state it returns, so that the
@@ -22,16 +21,7 @@ import (
 // answer to be the framework's (readRun.compare: same state, diagnostics
 // and private state, one GET).
 func TestAccApplyMarker_nextReadIsTheFastPaths(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	if acctest.Kubeconfig() == "" {
-		t.Fatal("TF_ACC is set but there is no test cluster (run through make test or the testenv command)")
-	}
-	ns := acctest.Namespace(t)
-	s := pt.New(t, provider.New("test"))
-	main := newReadServers(t, s, "")
-	acctest.CreateTemplate(t, ns, "pool-template", map[string]any{
-		"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox:1.36"}}}},
-	})
+	ns, s, main := accSetup(t)
 	for _, rt := range readTypes() {
 		t.Run(rt.typeName, func(t *testing.T) {
 			r := &readRun{t: t, s: s, rt: rt, srv: main, typ: s.ResourceType(t, rt.typeName), ref: acctest.ObjectRef{GVR: rt.gvr, Namespace: ns, Name: "apply-" + rt.gvr.Resource}}

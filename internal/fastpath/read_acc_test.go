@@ -140,7 +140,11 @@ func readTypes() []readType {
 	}
 }
 
-func TestAccReadFastPath_sameAnswerAsTheFramework(t *testing.T) {
+// accSetup skips t without TF_ACC, and returns a namespace with the warm
+// pools' template in it (a pool is checked against it on apply), the
+// protocol test server and the main pair of servers.
+func accSetup(t *testing.T) (string, *pt.Server, readServers) {
+	t.Helper()
 	acctest.SkipUnlessAcc(t)
 	if acctest.Kubeconfig() == "" {
 		t.Fatal("TF_ACC is set but there is no test cluster (run through make test or the testenv command)")
@@ -148,11 +152,15 @@ func TestAccReadFastPath_sameAnswerAsTheFramework(t *testing.T) {
 	ns := acctest.Namespace(t)
 	s := pt.New(t, provider.New("test"))
 	main := newReadServers(t, s, "")
-	other := newReadServers(t, s, "another-field-manager")
-	// The warm pool's template (the pool is checked against it on apply).
 	acctest.CreateTemplate(t, ns, "pool-template", map[string]any{
 		"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox:1.36"}}}},
 	})
+	return ns, s, main
+}
+
+func TestAccReadFastPath_sameAnswerAsTheFramework(t *testing.T) {
+	ns, s, main := accSetup(t)
+	other := newReadServers(t, s, "another-field-manager")
 	ctx := context.Background()
 	for _, rt := range readTypes() {
 		t.Run(rt.typeName, func(t *testing.T) {
