@@ -43,13 +43,16 @@ func ApplyMarkCounts() (marked, unmarked int64) {
 }
 
 func (s *Server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req == nil || req.PlannedState == nil || len(req.PlannedState.MsgPack) == 0 {
-		return s.FrameworkServer.ApplyResourceChange(ctx, req)
-	}
-	rd, _, fm := s.reader(ctx, req.TypeName)
+	var rd Reader
+	var fm string
 	binary := binaryIdentity()
+	if req != nil && req.PlannedState != nil && len(req.PlannedState.MsgPack) > 0 {
+		rd, _, fm = s.reader(ctx, req.TypeName)
+	}
 	if rd == nil || binary == "" {
-		return s.FrameworkServer.ApplyResourceChange(ctx, req)
+		resp, err := s.FrameworkServer.ApplyResourceChange(ctx, req)
+		dropStaleMarker(resp)
+		return resp, err
 	}
 	ctx, slot := withWriteSlot(ctx)
 	resp, err := s.FrameworkServer.ApplyResourceChange(ctx, req)
@@ -58,9 +61,24 @@ func (s *Server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyRe
 			appliesMarked.Add(1)
 		} else {
 			appliesUnmarked.Add(1)
+			dropStaleMarker(resp)
 		}
 	}
 	return resp, err
+}
+
+// dropStaleMarker removes from an apply's answer the read marker the
+// framework carried over from the planned private state: it describes the
+// state before the apply. (It could not answer a read anyway, its state
+// hash being the old state's; removed so that no marker outlives the state
+// it describes, as after a refresh.)
+func dropStaleMarker(resp *tfprotov6.ApplyResourceChangeResponse) {
+	if resp == nil {
+		return
+	}
+	if rest, had, ok := withoutReadMarker(resp.Private); ok && had {
+		resp.Private = rest
+	}
 }
 
 // markApplied writes the read marker into resp.Private when the apply's

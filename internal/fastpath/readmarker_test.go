@@ -3,12 +3,16 @@ package fastpath
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
 func testMarker() readMarker {
@@ -212,4 +216,57 @@ func TestReadSlot(t *testing.T) {
 	if _, one := s.only(); one {
 		t.Error("two reads counted as one")
 	}
+}
+
+// applyOnly is a framework server whose ApplyResourceChange answers resp.
+type applyOnly struct {
+	FrameworkServer
+	resp *tfprotov6.ApplyResourceChangeResponse
+}
+
+func (a applyOnly) ApplyResourceChange(context.Context, *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	return a.resp, nil
+}
+
+// An apply the wrapper does not mark (here: an unconfigured provider)
+// drops the marker the framework carried over from the planned private
+// state, and keeps every other key.
+func TestApply_dropsTheMarkerItDoesNotWrite(t *testing.T) {
+	marker := readMarker{Type: "agentsandbox_sandbox", Object: ObjectKey{Version: "v1", Resource: "sandboxes", Name: "a"}, UID: "u",
+		ResourceVersion: "1", StateSHA256: strings.Repeat("0", 64), FieldManager: "agentsandbox", Binary: "b"}
+	onlyMarker, err := marker.encodePrivate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOther := []byte(`{"agentsandbox_read":` + strconv.Quote(base64.StdEncoding.EncodeToString(mustJSON(t, marker))) +
+		`,"other":"dHJ1ZQ=="}`)
+	for _, tc := range []struct {
+		private, want []byte
+	}{
+		{onlyMarker, nil},
+		{withOther, []byte(`{"other":"dHJ1ZQ=="}`)},
+		{[]byte(`{"other":"dHJ1ZQ=="}`), []byte(`{"other":"dHJ1ZQ=="}`)},
+		{nil, nil},
+	} {
+		s := New(applyOnly{resp: &tfprotov6.ApplyResourceChangeResponse{Private: tc.private}}, "agentsandbox", nil,
+			func() (any, bool) { return nil, false })
+		resp, err := s.ApplyResourceChange(context.Background(), &tfprotov6.ApplyResourceChangeRequest{
+			TypeName: "agentsandbox_sandbox", PlannedState: &tfprotov6.DynamicValue{MsgPack: []byte{0x80}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(resp.Private, tc.want) {
+			t.Errorf("private %s: got %s, want %s", tc.private, resp.Private, tc.want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
