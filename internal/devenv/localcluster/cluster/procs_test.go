@@ -41,8 +41,14 @@ func TestProcessAliveAndTerminate(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(waited) }()
 	pid := cmd.Process.Pid
 
-	if !processAlive(pid, marker) {
-		t.Fatal("live process with marker reported dead")
+	// Start returns once the exec succeeded, which the kernel signals
+	// (close-on-exec) before it has set up the new program's argv: for a
+	// moment /proc/<pid>/cmdline is still empty. Wait for it.
+	for deadline := time.Now().Add(5 * time.Second); !processAlive(pid, marker); {
+		if time.Now().After(deadline) {
+			t.Fatal("live process with marker reported dead")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if processAlive(pid, "/some/other/cluster") {
 		t.Error("a process without the marker must not count as ours (pid reuse)")
