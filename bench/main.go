@@ -639,6 +639,7 @@ func (b *bench) collect(r *Run, pdir string) {
 			f := st.FastPath
 			r.FastPath.PlansFast += f.PlansFast
 			r.FastPath.PlansFramework += f.PlansFramework
+			r.FastPath.PlansByMarker += f.PlansByMarker
 			r.FastPath.UpgradesFast += f.UpgradesFast
 			r.FastPath.ReadsFast += f.ReadsFast
 			r.FastPath.ReadsFramework += f.ReadsFramework

@@ -98,6 +98,26 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: fast path counts %+v, want every read (%d, but for %d templates and pools a controller changed), every plan and every validation answered by the fast path",
 					r.Phase, f, objects, changed)
 			}
+		}
+		// An apply's marker also certifies the plan of its new state under
+		// its configuration (internal/fastpath/plan.go): every plan of a
+		// state no refresh changed since is answered from it, which shows
+		// that Terraform sends an unchanged configuration with the bytes
+		// it sent the apply. Not the templates and pools the stand-in
+		// controller changed after the create (see above): their refresh
+		// is a new state, marked by the read without a configuration.
+		switch r.Phase {
+		case "plan -refresh=false", "plan after update":
+			if f := r.FastPath; f == nil || f.PlansByMarker != int64(objects) {
+				t.Errorf("%s: fast path counts %+v, want every plan (%d) answered from the apply's plan marker", r.Phase, f, objects)
+			}
+		case "plan", "plan after refresh":
+			if f := r.FastPath; f == nil || f.PlansByMarker < int64(objects)-2*n {
+				t.Errorf("%s: fast path counts %+v, want every plan (%d) but for %d templates and pools answered from the apply's plan marker",
+					r.Phase, f, objects, 2*n)
+			}
+		}
+		switch r.Phase {
 		case "apply", "update":
 			if f := r.FastPath; f == nil || f.AppliesMarked != int64(objects) || f.AppliesUnmarked != 0 {
 				t.Errorf("%s: fast path counts %+v, want every create or update (%d) marked", r.Phase, f, objects)

@@ -138,6 +138,7 @@ func (s *Server) markApplied(ctx context.Context, req *tfprotov6.ApplyResourceCh
 	if !m.complete() {
 		return false
 	}
+	m.Plan = s.planMark(ctx, m, sent, req.Config)
 	p, err := m.encodePrivate()
 	if err != nil {
 		return false

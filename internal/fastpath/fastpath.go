@@ -121,6 +121,9 @@ type Server struct {
 	// data (validate.go): nothing yet, providerData's, or unknown after a
 	// failed ConfigureProvider.
 	configureState atomic.Int32
+	// providerHash is the hash of the provider configuration of the last
+	// ConfigureProvider that succeeded, "" otherwise (plan.go).
+	providerHash atomic.Pointer[string]
 }
 
 // New puts the fast path in front of fw. providerTypeName and factories are
@@ -163,6 +166,7 @@ func (s *Server) ConfigureProvider(ctx context.Context, req *tfprotov6.Configure
 			}
 		}
 	}
+	s.configureHash(req, ok)
 	s.configured.Store(ok)
 	if ok {
 		s.configureState.Store(configureOK)
@@ -191,6 +195,11 @@ func (s *Server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 }
 
 func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if req != nil && s.plannedByMarker(req) {
+		plansAnswered.Add(1)
+		plansByMarker.Add(1)
+		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
+	}
 	if req != nil && s.unchanged(ctx, req) {
 		plansAnswered.Add(1)
 		// The framework plans the prior private state as it is (a read

@@ -138,6 +138,12 @@ func (s *Server) mark(ctx context.Context, req *tfprotov6.ReadResourceRequest, r
 		Type: req.TypeName, Object: seen.Key, UID: seen.UID, ResourceVersion: seen.ResourceVersion,
 		StateSHA256: hash, FieldManager: fm, Binary: binary,
 	}
+	// A plan marker certifies what a plan of this very state gives (plan.go):
+	// still true when the state is.
+	if old, ok := decodePrivate(req.Private); ok && old.Plan != nil && old.Type == m.Type &&
+		old.StateSHA256 == hash && old.Binary == binary {
+		m.Plan = old.Plan
+	}
 	if !m.complete() {
 		if had {
 			resp.Private = rest

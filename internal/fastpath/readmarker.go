@@ -33,11 +33,16 @@ type readMarker struct {
 	StateSHA256  string `json:"state_sha256"`
 	FieldManager string `json:"field_manager"`
 	Binary       string `json:"binary"`
+	// Plan, when present, is the plan marker (plan.go): a plan of this
+	// state under the configuration and provider settings it names plans
+	// the state itself.
+	Plan *planMarker `json:"plan,omitempty"`
 }
 
 func (m readMarker) complete() bool {
 	return m.Type != "" && m.Object.Version != "" && m.Object.Resource != "" && m.Object.Name != "" &&
-		m.UID != "" && m.ResourceVersion != "" && len(m.StateSHA256) == sha256.Size*2 && m.FieldManager != "" && m.Binary != ""
+		m.UID != "" && m.ResourceVersion != "" && len(m.StateSHA256) == sha256.Size*2 && m.FieldManager != "" && m.Binary != "" &&
+		(m.Plan == nil || m.Plan.complete())
 }
 
 // encodePrivate returns the private state that holds m and nothing else,

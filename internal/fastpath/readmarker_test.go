@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +26,20 @@ func testMarker() readMarker {
 	}
 }
 
+func testPlanMarker() *planMarker {
+	return &planMarker{ConfigSHA256: stateHash([]byte("config")), ProviderSHA256: stateHash([]byte("provider"))}
+}
+
 func TestReadMarker_roundTripInTheFrameworksEncoding(t *testing.T) {
-	m := testMarker()
+	t.Run("read marker", func(t *testing.T) { roundTrip(t, testMarker()) })
+	t.Run("with a plan marker", func(t *testing.T) {
+		m := testMarker()
+		m.Plan = testPlanMarker()
+		roundTrip(t, m)
+	})
+}
+
+func roundTrip(t *testing.T, m readMarker) {
 	p, err := m.encodePrivate()
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +56,7 @@ func TestReadMarker_roundTripInTheFrameworksEncoding(t *testing.T) {
 		t.Errorf("re-encoded by the framework: %s, want %s", again, p)
 	}
 	got, ok := decodePrivate(p)
-	if !ok || got != m {
+	if !ok || !reflect.DeepEqual(got, m) {
 		t.Fatalf("decoded %+v (%v), want %+v", got, ok, m)
 	}
 	if !onlyReadMarker(p) {
@@ -92,6 +105,22 @@ func TestReadMarker_refusesAnythingElse(t *testing.T) {
 		"no object":           enc(map[string]string{ReadMarkerKey: without("object")}),
 		"no state hash":       enc(map[string]string{ReadMarkerKey: without("state_sha256")}),
 		"marker of null JSON": enc(map[string]string{ReadMarkerKey: `null`}),
+	}
+	withPlan := func(plan string) []byte {
+		return enc(map[string]string{ReadMarkerKey: strings.Replace(string(good), `{`, `{"plan":`+plan+`,`, 1)})
+	}
+	full, _ := json.Marshal(testPlanMarker())
+	if _, ok := decodePrivate(withPlan(string(full))); !ok {
+		t.Fatalf("a marker with a plan marker refused: %s", withPlan(string(full)))
+	}
+	for name, plan := range map[string]string{
+		"plan: short config hash": strings.Replace(string(full), testPlanMarker().ConfigSHA256, "abcd", 1),
+		"plan: no provider hash":  `{"config_sha256":"` + testPlanMarker().ConfigSHA256 + `"}`,
+		"plan: unknown field":     strings.Replace(string(full), `{`, `{"extra":1,`, 1),
+		"plan: not an object":     `"plan"`,
+		"plan: empty":             `{}`,
+	} {
+		cases[name] = withPlan(plan)
 	}
 	for name, p := range cases {
 		if m, ok := decodePrivate(p); ok {

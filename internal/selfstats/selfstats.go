@@ -65,7 +65,10 @@ type Stats struct {
 type FastPathCounts struct {
 	PlansFast      int64 `json:"plans_answered"`
 	PlansFramework int64 `json:"plans_to_framework"`
-	UpgradesFast   int64 `json:"upgrades_answered"`
+	// PlansByMarker are the plans among PlansFast answered from the plan
+	// marker an apply left (nothing decoded).
+	PlansByMarker int64 `json:"plans_by_marker"`
+	UpgradesFast  int64 `json:"upgrades_answered"`
 	// ReadsFast are refreshes of unchanged objects answered from the read
 	// marker (one GET each, no framework); ReadsFramework the others.
 	ReadsFast      int64 `json:"reads_answered"`
@@ -227,6 +230,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.ReadsFast, s.FastPath.ReadsFramework = fastpath.ReadCounts()
 	s.FastPath.ValidationsFast, s.FastPath.ValidationsFramework = fastpath.ValidateCounts()
 	s.FastPath.AppliesMarked, s.FastPath.AppliesUnmarked = fastpath.ApplyMarkCounts()
+	s.FastPath.PlansByMarker = fastpath.PlanMarkerCount()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)
