@@ -176,24 +176,6 @@ func (s *Server) ConfigureProvider(ctx context.Context, req *tfprotov6.Configure
 	return resp, err
 }
 
-func (s *Server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if req != nil && req.RawState != nil {
-		if ti := s.typeInfo(ctx, req.TypeName); ti != nil && ti.tfType != nil && req.Version == ti.version {
-			v, err := req.RawState.UnmarshalWithOpts(ti.tfType, tfprotov6.UnmarshalOpts{
-				ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
-			})
-			if err == nil {
-				if dv, err := tfprotov6.NewDynamicValue(ti.tfType, v); err == nil {
-					upgradesAnswered.Add(1)
-					return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &dv}, nil
-				}
-			}
-			// The framework reports the error in its words.
-		}
-	}
-	return s.FrameworkServer.UpgradeResourceState(ctx, req)
-}
-
 func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if req != nil && s.plannedByMarker(req) {
 		plansAnswered.Add(1)
