@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -86,5 +89,73 @@ func checkFromTerraform(t *testing.T, typ attr.Type, v tftypes.Value) {
 		// itself.)
 	case !got.Equal(want) || !got.Type(ctx).Equal(want.Type(ctx)) || got.String() != want.String():
 		t.Errorf("%s:\n got  %s\n want %s", v, got, want)
+	}
+}
+
+// tfvalues.SetPlanAttribute must leave the plan the framework's
+// SetAttribute leaves: for every top-level attribute of every resource
+// type, on random plans (nulls and unknowns at every level), set to random
+// values of the attribute's type (as the schema's attribute type converts
+// them), to the value the plan holds already, and to a value of another
+// type (the framework's error).
+func TestSetPlanAttribute_sameAsTheFramework(t *testing.T) {
+	ctx := context.Background()
+	p := provider.New("test")()
+	for _, f := range p.Resources(ctx) {
+		r := f()
+		var meta resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "agentsandbox"}, &meta)
+		var sresp resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sresp)
+		s := sresp.Schema
+		t.Run(meta.TypeName, func(t *testing.T) {
+			tfType := s.Type().TerraformType(ctx)
+			rnd := rand.New(rand.NewPCG(11, uint64(len(meta.TypeName))))
+			checked := 0
+			defer func() {
+				if checked < 40 {
+					t.Errorf("only %d values set", checked)
+				}
+			}()
+			for i := 0; i < 40 && !t.Failed(); i++ {
+				raw := pt.RandomValue(rnd, tfType, i%2 == 0)
+				if raw.IsNull() || !raw.IsKnown() {
+					continue
+				}
+				var attrs map[string]tftypes.Value
+				if err := raw.As(&attrs); err != nil {
+					t.Fatal(err)
+				}
+				for name, a := range s.Attributes {
+					at := a.GetType()
+					// A random number need not fit an Int64 attribute: such
+					// values are skipped (no attr.Value holds them).
+					for _, tv := range []tftypes.Value{pt.RandomValue(rnd, at.TerraformType(ctx), i%3 == 0), attrs[name]} {
+						if v, err := at.ValueFromTerraform(ctx, tv); err == nil {
+							checkSetPlanAttribute(t, s, raw, path.Root(name), v)
+							checked++
+						}
+					}
+				}
+				checkSetPlanAttribute(t, s, raw, path.Root("name"), types.BoolValue(true))
+				checkSetPlanAttribute(t, s, raw, path.Root("no_such_attribute"), types.StringValue("x"))
+			}
+		})
+	}
+}
+
+func checkSetPlanAttribute(t *testing.T, s schema.Schema, raw tftypes.Value, p path.Path, v attr.Value) {
+	t.Helper()
+	ctx := context.Background()
+	want := tfsdk.Plan{Schema: s, Raw: raw.Copy()}
+	wantDiags := want.SetAttribute(ctx, p, v)
+	got := tfsdk.Plan{Schema: s, Raw: raw.Copy()}
+	gotDiags := tfvalues.SetPlanAttribute(ctx, &got, p, v)
+	if wantDiags.HasError() != gotDiags.HasError() {
+		t.Fatalf("set %s to %v: errors %v, the framework's %v", p, v, gotDiags, wantDiags)
+	}
+	if !got.Raw.Equal(want.Raw) {
+		d, _ := got.Raw.Diff(want.Raw)
+		t.Fatalf("set %s to %v: the plan differs from the framework's: %v", p, v, d)
 	}
 }
