@@ -1,4 +1,4 @@
-// Package fastpath answers four protocol calls in front of
+// Package fastpath answers these protocol calls in front of
 // terraform-plugin-framework's protocol 6 server when their answer is
 // already known, and hands every other call to the framework unchanged:
 //
@@ -13,9 +13,15 @@
 //     modifier of the type does nothing without prior state and the
 //     resource's own ModifyPlan, called as the framework calls it, says
 //     nothing; see create.go.
+//   - PlanResourceChange of a resource an apply left a plan marker for:
+//     the same state (prior and proposed), configuration, provider
+//     configuration and binary as the apply showed the unchanged plan
+//     above answers; the answer is the prior state, nothing decoded; see
+//     plan.go.
 //   - UpgradeResourceState of a state already at the schema's version: the
 //     framework's own pass-through (decode the stored JSON against the
-//     schema's type, encode it again), with the type computed once.
+//     schema's type, encode it again), as one transcoding of the JSON
+//     into msgpack; see upgrade.go.
 //   - ReadResource of an object that did not change since a refresh that
 //     answered the state it was given, or since a create or update whose
 //     new state the resource's Read gives back unchanged: that call left a
