@@ -304,8 +304,14 @@ func setTopLevel(ctx context.Context, obj tftypes.Value, p path.Path, v attr.Val
 	if cur.Equal(tv) {
 		return obj, true
 	}
-	attrs[string(name)] = tv
-	return tftypes.NewValue(obj.Type(), attrs), true
+	// As hands out the value's own map: a new one, so that every other
+	// holder of obj (the prior state, the request's plan) keeps its value.
+	out := make(map[string]tftypes.Value, len(attrs))
+	for k, a := range attrs {
+		out[k] = a
+	}
+	out[string(name)] = tv
+	return tftypes.NewValue(obj.Type(), out), true
 }
 
 // RawAttributeEqual reports whether two values of the same object type

@@ -149,8 +149,14 @@ func checkSetPlanAttribute(t *testing.T, s schema.Schema, raw tftypes.Value, p p
 	ctx := context.Background()
 	want := tfsdk.Plan{Schema: s, Raw: raw.Copy()}
 	wantDiags := want.SetAttribute(ctx, p, v)
-	got := tfsdk.Plan{Schema: s, Raw: raw.Copy()}
+	in := raw.Copy()
+	got := tfsdk.Plan{Schema: s, Raw: in}
 	gotDiags := tfvalues.SetPlanAttribute(ctx, &got, p, v)
+	// The value handed in is also the request's (and may be the prior
+	// state's): it must keep its value.
+	if !in.Equal(raw) {
+		t.Fatalf("set %s to %v: the value the plan held was changed in place", p, v)
+	}
 	if wantDiags.HasError() != gotDiags.HasError() {
 		t.Fatalf("set %s to %v: errors %v, the framework's %v", p, v, gotDiags, wantDiags)
 	}
