@@ -29,25 +29,37 @@ import (
 // types covering what the schemas do not (sets, tuples, edge numbers).
 
 func TestTerraformMsgPack_sameBytesAsGoCty_providerTypes(t *testing.T) {
+	for _, rt := range providerResourceTypes(t) {
+		t.Run(rt.name, func(t *testing.T) {
+			checkRandomValues(t, rt.typ, 150)
+		})
+	}
+}
+
+// namedType is a resource type of the provider and its schema's type.
+type namedType struct {
+	name string
+	typ  tftypes.Type
+}
+
+// providerResourceTypes returns every resource type of the provider, by
+// name, with the type of its schema as the framework serves it.
+func providerResourceTypes(t *testing.T) []namedType {
+	t.Helper()
 	fw := providerserver.NewProtocol6(provider.New("test")())()
 	resp, err := fw.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(resp.ResourceSchemas))
-	for name := range resp.ResourceSchemas {
-		names = append(names, name)
+	out := make([]namedType, 0, len(resp.ResourceSchemas))
+	for name, s := range resp.ResourceSchemas {
+		out = append(out, namedType{name: name, typ: s.ValueType()})
 	}
-	sort.Strings(names)
-	if len(names) < 8 {
-		t.Fatalf("only %d resource types: %v", len(names), names)
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	if len(out) < 8 {
+		t.Fatalf("only %d resource types: %v", len(out), out)
 	}
-	for _, name := range names {
-		typ := resp.ResourceSchemas[name].ValueType()
-		t.Run(name, func(t *testing.T) {
-			checkRandomValues(t, typ, 150)
-		})
-	}
+	return out
 }
 
 func TestTerraformMsgPack_sameBytesAsGoCty_syntheticTypes(t *testing.T) {

@@ -3,7 +3,6 @@ package fastpath_test
 import (
 	"context"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -26,30 +25,16 @@ import (
 // and through the servers Terraform and the framework alone give.
 
 func TestTranscodeState_sameValueAsTftypes_providerTypes(t *testing.T) {
-	fw := providerserver.NewProtocol6(provider.New("test")())()
-	resp, err := fw.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, 0, len(resp.ResourceSchemas))
-	for name := range resp.ResourceSchemas {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	if len(names) < 8 {
-		t.Fatalf("only %d resource types: %v", len(names), names)
-	}
-	for _, name := range names {
-		typ := resp.ResourceSchemas[name].ValueType()
-		t.Run(name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(2, uint64(len(name))))
+	for _, rt := range providerResourceTypes(t) {
+		t.Run(rt.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(2, uint64(len(rt.name))))
 			for i := 0; i < 50 && !t.Failed(); i++ {
-				v := pt.RandomValue(r, typ, false)
-				raw, err := ctyjson.Marshal(toCty(t, v, typ), toCtyType(typ))
+				v := pt.RandomValue(r, rt.typ, false)
+				raw, err := ctyjson.Marshal(toCty(t, v, rt.typ), toCtyType(rt.typ))
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkTranscode(t, raw, typ, true)
+				checkTranscode(t, raw, rt.typ, true)
 			}
 		})
 	}
@@ -130,7 +115,7 @@ func checkTranscode(t *testing.T, raw []byte, typ tftypes.Type, accepted bool) {
 		return
 	}
 	if !ok {
-		if !hasDynamic(typ) {
+		if !fastpath.HasDynamic(typ) {
 			t.Errorf("refused what tftypes decodes: %s", raw)
 		}
 		return
@@ -143,32 +128,6 @@ func checkTranscode(t *testing.T, raw []byte, typ tftypes.Type, accepted bool) {
 		d, _ := gv.Diff(want)
 		t.Errorf("transcoded %s to %v, tftypes decodes %v: %v", raw, gv, want, d)
 	}
-}
-
-func hasDynamic(typ tftypes.Type) bool {
-	switch tt := typ.(type) {
-	case tftypes.Object:
-		for _, a := range tt.AttributeTypes {
-			if hasDynamic(a) {
-				return true
-			}
-		}
-		return false
-	case tftypes.List:
-		return hasDynamic(tt.ElementType)
-	case tftypes.Set:
-		return hasDynamic(tt.ElementType)
-	case tftypes.Map:
-		return hasDynamic(tt.ElementType)
-	case tftypes.Tuple:
-		for _, e := range tt.ElementTypes {
-			if hasDynamic(e) {
-				return true
-			}
-		}
-		return false
-	}
-	return typ.Is(tftypes.DynamicPseudoType)
 }
 
 // Through the servers: the upgrade Terraform gets answers the value the

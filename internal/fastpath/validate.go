@@ -443,29 +443,34 @@ func numbersOK(v tftypes.Value) bool {
 
 // hasNumber reports whether values of t can hold a number.
 func hasNumber(t tftypes.Type) bool {
+	return typeHas(t, func(t tftypes.Type) bool { return t.Is(tftypes.Number) || t.Is(tftypes.DynamicPseudoType) })
+}
+
+// typeHas reports whether leaf holds for a primitive or dynamic type in t.
+func typeHas(t tftypes.Type, leaf func(tftypes.Type) bool) bool {
 	switch t := t.(type) {
 	case tftypes.Object:
 		for _, at := range t.AttributeTypes {
-			if hasNumber(at) {
+			if typeHas(at, leaf) {
 				return true
 			}
 		}
 		return false
 	case tftypes.List:
-		return hasNumber(t.ElementType)
+		return typeHas(t.ElementType, leaf)
 	case tftypes.Set:
-		return hasNumber(t.ElementType)
+		return typeHas(t.ElementType, leaf)
 	case tftypes.Map:
-		return hasNumber(t.ElementType)
+		return typeHas(t.ElementType, leaf)
 	case tftypes.Tuple:
 		for _, et := range t.ElementTypes {
-			if hasNumber(et) {
+			if typeHas(et, leaf) {
 				return true
 			}
 		}
 		return false
 	}
-	return t.Is(tftypes.Number) || t.Is(tftypes.DynamicPseudoType)
+	return leaf(t)
 }
 
 // protoDiagnostics is toproto6.Diagnostics.

@@ -2,6 +2,7 @@ package tfvalues_test
 
 import (
 	"context"
+	"iter"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -26,17 +27,11 @@ import (
 // of the provider, as the provider builds its schemas (precomputed types).
 func TestValueFromTerraform_sameAsTheFramework(t *testing.T) {
 	ctx := context.Background()
-	p := provider.New("test")()
-	for _, f := range p.Resources(ctx) {
-		r := f()
-		var meta resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "agentsandbox"}, &meta)
-		var sresp resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &sresp)
-		typ := sresp.Schema.Type()
-		t.Run(meta.TypeName, func(t *testing.T) {
+	for name, s := range resourceSchemas() {
+		typ := s.Type()
+		t.Run(name, func(t *testing.T) {
 			tfType := typ.TerraformType(ctx)
-			rnd := rand.New(rand.NewPCG(7, uint64(len(meta.TypeName))))
+			rnd := rand.New(rand.NewPCG(7, uint64(len(name))))
 			for i := 0; i < 150; i++ {
 				v := pt.RandomValue(rnd, tfType, i%2 == 0)
 				checkFromTerraform(t, typ, v)
@@ -100,17 +95,10 @@ func checkFromTerraform(t *testing.T, typ attr.Type, v tftypes.Value) {
 // type (the framework's error).
 func TestSetPlanAttribute_sameAsTheFramework(t *testing.T) {
 	ctx := context.Background()
-	p := provider.New("test")()
-	for _, f := range p.Resources(ctx) {
-		r := f()
-		var meta resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "agentsandbox"}, &meta)
-		var sresp resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &sresp)
-		s := sresp.Schema
-		t.Run(meta.TypeName, func(t *testing.T) {
+	for name, s := range resourceSchemas() {
+		t.Run(name, func(t *testing.T) {
 			tfType := s.Type().TerraformType(ctx)
-			rnd := rand.New(rand.NewPCG(11, uint64(len(meta.TypeName))))
+			rnd := rand.New(rand.NewPCG(11, uint64(len(name))))
 			checked := 0
 			defer func() {
 				if checked < 40 {
@@ -163,5 +151,23 @@ func checkSetPlanAttribute(t *testing.T, s schema.Schema, raw tftypes.Value, p p
 	if !got.Raw.Equal(want.Raw) {
 		d, _ := got.Raw.Diff(want.Raw)
 		t.Fatalf("set %s to %v: the plan differs from the framework's: %v", p, v, d)
+	}
+}
+
+// resourceSchemas yields every resource type of the provider, by name,
+// with its schema as the provider builds it, in the provider's order.
+func resourceSchemas() iter.Seq2[string, schema.Schema] {
+	return func(yield func(string, schema.Schema) bool) {
+		ctx := context.Background()
+		for _, f := range provider.New("test")().Resources(ctx) {
+			r := f()
+			var meta resource.MetadataResponse
+			r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "agentsandbox"}, &meta)
+			var sresp resource.SchemaResponse
+			r.Schema(ctx, resource.SchemaRequest{}, &sresp)
+			if !yield(meta.TypeName, sresp.Schema) {
+				return
+			}
+		}
 	}
 }
