@@ -120,7 +120,7 @@ func checkTranscode(t *testing.T, raw []byte, typ tftypes.Type, accepted bool) {
 		}
 		return
 	}
-	gv, err := tftypes.ValueFromMsgPack(got, typ)
+	gv, err := (&tfprotov6.DynamicValue{MsgPack: got}).Unmarshal(typ)
 	if err != nil {
 		t.Fatalf("the transcoded msgpack does not decode: %v (%s)", err, raw)
 	}
