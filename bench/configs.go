@@ -10,6 +10,7 @@ import (
 // "agentsandbox", another untyped manifest provider "kubectl").
 const (
 	kindFloor        = "floor"        // terraform_data: Terraform's own cost, no provider process
+	kindFloorJSON    = "floor-json"   // terraform_data holding the payloads as JSON strings
 	kindKubectl      = "kubectl"      // kubectl_manifest, server-side apply
 	kindAgentsandbox = "agentsandbox" // this provider's typed resources
 )
@@ -98,6 +99,21 @@ resource "terraform_data" "pool" {
 resource "terraform_data" "policy" {
   count = var.n
   input = local.policies[count.index]
+}
+`)
+	case kindFloorJSON:
+		b.WriteString(commonVars + setPayloads + `
+resource "terraform_data" "template" {
+  count = var.n
+  input = jsonencode(local.templates[count.index])
+}
+resource "terraform_data" "pool" {
+  count = var.n
+  input = jsonencode(local.pools[count.index])
+}
+resource "terraform_data" "policy" {
+  count = var.n
+  input = jsonencode(local.policies[count.index])
 }
 `)
 	case kindKubectl:
@@ -276,3 +292,7 @@ resource "agentsandbox_sandbox_claim" "this" {
 `
 	return root, module
 }
+
+// isFloor reports whether the subject named name runs no provider (one of
+// the floors).
+func isFloor(name string) bool { return name == kindFloor || name == kindFloorJSON }

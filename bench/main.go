@@ -54,7 +54,7 @@ func run() int {
 	var ns string
 	flag.StringVar(&ns, "n", "50,200", "comma-separated numbers of sets (template + warm pool + network policy)")
 	flag.StringVar(&o.Scenarios, "scenario", "sets,teams", "scenarios to run: sets, teams")
-	flag.StringVar(&o.Providers, "providers", "floor,kubectl,agentsandbox", "built-in configurations to run: floor, kubectl, agentsandbox")
+	flag.StringVar(&o.Providers, "providers", "floor,floor-json,kubectl,agentsandbox", "built-in configurations to run: floor, floor-json, kubectl, agentsandbox")
 	flag.Var(&peers, "peer", "another provider binary: NAME=PATH[,kind=agentsandbox|kubectl][,qps=Q][,burst=B][,gogc=G] (repeatable; kind defaults to agentsandbox; gogc sets GOGC for that provider's processes only)")
 	flag.IntVar(&o.Parallelism, "parallelism", 10, "terraform -parallelism")
 	flag.IntVar(&o.Teams, "teams", 50, "module instances in the teams scenario")
@@ -239,8 +239,8 @@ func (b *bench) subjects(ctx context.Context) ([]subject, error) {
 	for _, p := range strings.Split(b.o.Providers, ",") {
 		switch p = strings.TrimSpace(p); p {
 		case "":
-		case kindFloor:
-			out = append(out, subject{Name: "floor", Kind: kindFloor})
+		case kindFloor, kindFloorJSON:
+			out = append(out, subject{Name: p, Kind: p})
 		case kindAgentsandbox:
 			bin := filepath.Join(b.work, "bin", "terraform-provider-agentsandbox")
 			b.logf("building this provider (%s)", bin)
@@ -255,7 +255,7 @@ func (b *bench) subjects(ctx context.Context) ([]subject, error) {
 			}
 			out = append(out, subject{Name: "kubectl", Kind: kindKubectl, Binary: bin, Source: "registry.terraform.io/gavinbunney/kubectl"})
 		default:
-			return nil, fmt.Errorf("unknown provider %q (floor, kubectl, agentsandbox; others with -peer)", p)
+			return nil, fmt.Errorf("unknown provider %q (floor, floor-json, kubectl, agentsandbox; others with -peer)", p)
 		}
 	}
 	for _, spec := range b.o.Peers {

@@ -200,13 +200,18 @@ func (r *Results) wallTable(b *strings.Builder, sc string, n int, providers, pha
 		fmt.Fprintf(b, " %s |", p)
 	}
 	var ratios [][2]string
-	for _, p := range providers {
-		if p != "floor" && contains(providers, "floor") {
-			ratios = append(ratios, [2]string{p, "floor"})
+	for _, f := range providers {
+		if !isFloor(f) {
+			continue
+		}
+		for _, p := range providers {
+			if !isFloor(p) {
+				ratios = append(ratios, [2]string{p, f})
+			}
 		}
 	}
 	for _, p := range providers {
-		if p != prim && p != "floor" && prim != "" {
+		if p != prim && !isFloor(p) && prim != "" {
 			ratios = append(ratios, [2]string{prim, p})
 		}
 	}
@@ -243,7 +248,7 @@ func (r *Results) wallTable(b *strings.Builder, sc string, n int, providers, pha
 func (r *Results) requestTable(b *strings.Builder, sc string, n int, providers, phases []string) {
 	var withReq []string
 	for _, p := range providers {
-		if p != "floor" {
+		if !isFloor(p) {
 			withReq = append(withReq, p)
 		}
 	}
@@ -281,7 +286,7 @@ func (r *Results) requestTable(b *strings.Builder, sc string, n int, providers, 
 func (r *Results) providerTable(b *strings.Builder, sc string, n int, providers, phases []string) {
 	var procs []string
 	for _, p := range providers {
-		if p != "floor" {
+		if !isFloor(p) {
 			procs = append(procs, p)
 		}
 	}

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestSmoke keeps `make bench` working: two sets through the floor and this
+// TestSmoke keeps `make bench` working: two sets through both floors and this
 // provider, every phase, against the acceptance-test cluster. It checks what
 // the benchmark reports rather than how fast anything is (wall times are
 // never asserted): every phase succeeded, the no-change plans were empty, a
@@ -30,7 +30,7 @@ func TestSmoke(t *testing.T) {
 	}
 	const n = 2
 	res, err := runBench(context.Background(), options{
-		N: []int{n}, Scenarios: "sets", Providers: "floor,agentsandbox", Parallelism: 10,
+		N: []int{n}, Scenarios: "sets", Providers: "floor,floor-json,agentsandbox", Parallelism: 10,
 		Out: t.TempDir(), Label: "smoke",
 	})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestSmoke(t *testing.T) {
 		// garbage collector act on what changes), so the per-phase checks
 		// below use the provider's own counter, and the server's count is a
 		// lower bound of it. `make bench` runs on a cluster of its own.
-		if r.Provider == "floor" {
+		if isFloor(r.Provider) {
 			continue
 		}
 		if r.ProviderProcesses == 0 || r.ProviderRSS == 0 {
@@ -157,7 +157,7 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"apply", "plan", "plan -refresh=false", "apply -refresh-only", "plan after refresh", "update", "plan after update", "destroy"} {
-		for _, s := range []string{"floor", "agentsandbox"} {
+		for _, s := range []string{"floor", "floor-json", "agentsandbox"} {
 			if !phases[s+" "+p] {
 				t.Errorf("no result for %s %s", s, p)
 			}
