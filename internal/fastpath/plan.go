@@ -16,11 +16,12 @@ import (
 // sandbox template, about 40 % of the provider's CPU in a no-change plan.
 // Its answer is a deterministic function of its inputs: the resource
 // type, the prior state's bytes (which are also the proposed new state's),
-// the configuration's bytes, what the provider's Configure handed to
-// resources (itself a function of the provider configuration), the
-// client's deferral capability and the binary. (A ModifyPlan reads the
-// cluster only for what a change brings, never for an unchanged plan; see
-// Server.unchanged and the resources' ModifyPlan.)
+// the configuration's bytes, the provider configuration, the client's
+// deferral capability and the binary. (This provider's ModifyPlans read
+// neither the cluster nor the provider's data for an unchanged plan: their
+// checks against the cluster look only at what a change brings, e.g.
+// podtemplate.CheckRuntimeClass. A resource whose unchanged plan must
+// consult anything else must not be a fast-read type.)
 //
 // So an apply that marks its new state for reads (apply.go) also asks the
 // question the next plan will ask, with the inputs it will come with: the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math/big"
 	"slices"
 
@@ -94,42 +95,10 @@ func transcode(enc *msgpack.Encoder, v any, t tftypes.Type) bool {
 	switch tt := t.(type) {
 	case tftypes.Object:
 		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		keys := make([]string, 0, len(tt.AttributeTypes))
-		for k := range tt.AttributeTypes {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if enc.EncodeMapLen(len(keys)) != nil {
-			return false
-		}
-		for _, k := range keys {
-			if enc.EncodeString(k) != nil || !transcode(enc, m[k], tt.AttributeTypes[k]) {
-				return false
-			}
-		}
-		return true
+		return ok && transcodeMap(enc, m, slices.Sorted(maps.Keys(tt.AttributeTypes)), func(k string) tftypes.Type { return tt.AttributeTypes[k] })
 	case tftypes.Map:
 		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if enc.EncodeMapLen(len(keys)) != nil {
-			return false
-		}
-		for _, k := range keys {
-			if enc.EncodeString(k) != nil || !transcode(enc, m[k], tt.ElementType) {
-				return false
-			}
-		}
-		return true
+		return ok && transcodeMap(enc, m, slices.Sorted(maps.Keys(m)), func(string) tftypes.Type { return tt.ElementType })
 	case tftypes.List:
 		return transcodeArray(enc, v, func(int) tftypes.Type { return tt.ElementType }, -1)
 	case tftypes.Set:
@@ -184,6 +153,20 @@ func transcode(enc *msgpack.Encoder, v any, t tftypes.Type) bool {
 	}
 	// A value of the wrong kind, or a dynamic value.
 	return false
+}
+
+// transcodeMap writes the entries keys names of m (absent ones as null) as
+// a msgpack map in that order, entry k of the type typeOf(k).
+func transcodeMap(enc *msgpack.Encoder, m map[string]any, keys []string, typeOf func(string) tftypes.Type) bool {
+	if enc.EncodeMapLen(len(keys)) != nil {
+		return false
+	}
+	for _, k := range keys {
+		if enc.EncodeString(k) != nil || !transcode(enc, m[k], typeOf(k)) {
+			return false
+		}
+	}
+	return true
 }
 
 // transcodeArray writes a JSON array as a msgpack array, element i of the

@@ -2,6 +2,7 @@ package tfvalues
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"regexp"
 	"sync"
@@ -255,7 +256,7 @@ func SetState(ctx context.Context, s *tfsdk.State, model any) diag.Diagnostics {
 // framework's SetAttribute (fwschemadata.Data.SetAtPath, v1.19.0) would
 // resolve the path through the schema (copying its attribute map on every
 // step), convert v and rebuild every value of the plan with
-// tftypes.Transform, to the same result (TestSetPlanAttribute): 13 % of the
+// tftypes.Transform, to the same result (TestSetPlanAttribute_sameAsTheFramework): 13 % of the
 // provider's CPU in an update of 600 objects.
 func SetPlanAttribute(ctx context.Context, plan *tfsdk.Plan, p path.Path, v attr.Value) diag.Diagnostics {
 	if raw, ok := setTopLevel(ctx, plan.Raw, p, v); ok {
@@ -306,10 +307,7 @@ func setTopLevel(ctx context.Context, obj tftypes.Value, p path.Path, v attr.Val
 	}
 	// As hands out the value's own map: a new one, so that every other
 	// holder of obj (the prior state, the request's plan) keeps its value.
-	out := make(map[string]tftypes.Value, len(attrs))
-	for k, a := range attrs {
-		out[k] = a
-	}
+	out := maps.Clone(attrs)
 	out[string(name)] = tv
 	return tftypes.NewValue(obj.Type(), out), true
 }
