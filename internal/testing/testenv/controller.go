@@ -70,6 +70,14 @@ func (rc *runningController) waitReconciling(ctx context.Context, timeout time.D
 	case <-rc.reconciling:
 		return true, nil
 	case <-rc.done:
+		// select picks at random among ready cases: a controller that
+		// reconciled and then returned at once has both channels closed.
+		// It did start; stop reports its failure.
+		select {
+		case <-rc.reconciling:
+			return true, nil
+		default:
+		}
 		return false, fmt.Errorf("stand-in controller %s stopped during start-up: %w", rc.name, rc.err)
 	case <-ctx.Done():
 		return false, ctx.Err()
