@@ -24,13 +24,61 @@ import (
 // every level below builds its value with the same constructors as the
 // framework (NewObjectValueMust, NewListValueMust, ...). Any type other than
 // those four (primitives, custom types such as WholeNumberType or
-// timeouts) converts with its own ValueFromTerraform.
+// timeouts) converts with its own ValueFromTerraform. The check at the top
+// compares the two type trees side by side (TypeIs) instead of building
+// typ's Terraform type: for a template's configuration that allocation was
+// 15 % of a no-change plan's allocations.
 func ValueFromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.Value, error) {
-	if in.Type() != nil && !in.Type().Equal(typ.TerraformType(ctx)) {
+	if in.Type() != nil && !TypeIs(ctx, typ, in.Type()) {
 		// The framework's error, in its words.
 		return typ.ValueFromTerraform(ctx, in)
 	}
 	return fromTerraform(ctx, typ, in)
+}
+
+// TypeIs reports whether tt equals typ.TerraformType(ctx)
+// (tftypes.Type.Equal), without building that type: the framework's
+// object, list, set and map types and its primitives are compared level by
+// level, any other type (a custom type) through its own TerraformType.
+func TypeIs(ctx context.Context, typ attr.Type, tt tftypes.Type) bool {
+	if tt == nil {
+		return false
+	}
+	switch t := typ.(type) {
+	case basetypes.ObjectType:
+		o, ok := tt.(tftypes.Object)
+		if !ok || o.AttributeTypes == nil || len(o.OptionalAttributes) > 0 || len(o.AttributeTypes) != len(t.AttrTypes) {
+			return false
+		}
+		for k, at := range t.AttrTypes {
+			if at == nil {
+				return tt.Equal(typ.TerraformType(ctx)) // the framework's way (it panics)
+			}
+			if !TypeIs(ctx, at, o.AttributeTypes[k]) {
+				return false
+			}
+		}
+		return true
+	case basetypes.ListType:
+		if l, ok := tt.(tftypes.List); ok && t.ElemType != nil {
+			return TypeIs(ctx, t.ElemType, l.ElementType)
+		}
+	case basetypes.SetType:
+		if l, ok := tt.(tftypes.Set); ok && t.ElemType != nil {
+			return TypeIs(ctx, t.ElemType, l.ElementType)
+		}
+	case basetypes.MapType:
+		if l, ok := tt.(tftypes.Map); ok && t.ElemType != nil {
+			return TypeIs(ctx, t.ElemType, l.ElementType)
+		}
+	case basetypes.StringType:
+		return tt.Equal(tftypes.String)
+	case basetypes.BoolType:
+		return tt.Equal(tftypes.Bool)
+	case basetypes.Int64Type, basetypes.Int32Type, basetypes.Float64Type, basetypes.Float32Type, basetypes.NumberType:
+		return tt.Equal(tftypes.Number)
+	}
+	return tt.Equal(typ.TerraformType(ctx))
 }
 
 func fromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.Value, error) {

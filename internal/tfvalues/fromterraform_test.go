@@ -171,3 +171,122 @@ func resourceSchemas() iter.Seq2[string, schema.Schema] {
 		}
 	}
 }
+
+// TypeIs must say what tftypes.Type.Equal says of the framework's Terraform
+// type, on random pairs of types (equal ones, ones that differ somewhere
+// deep, optional attributes, missing element types) and on every resource
+// schema of the provider against itself and against the others.
+func TestTypeIs_sameAsEqual(t *testing.T) {
+	ctx := context.Background()
+	rnd := rand.New(rand.NewPCG(11, 5))
+	check := func(a attr.Type, tt tftypes.Type) {
+		t.Helper()
+		if got, want := tfvalues.TypeIs(ctx, a, tt), tt.Equal(a.TerraformType(ctx)); got != want {
+			t.Fatalf("TypeIs(%s, %s) = %t, Equal says %t", a, tt, got, want)
+		}
+	}
+	equal := 0
+	for i := 0; i < 3000; i++ {
+		a := randomAttrType(rnd, 3)
+		tt := a.TerraformType(ctx)
+		if rnd.IntN(3) > 0 {
+			tt = mutateType(rnd, tt)
+		}
+		if tt.Equal(a.TerraformType(ctx)) {
+			equal++
+		}
+		check(a, tt)
+		check(a, randomAttrType(rnd, 2).TerraformType(ctx))
+	}
+	if equal < 500 || equal > 2500 {
+		t.Fatalf("%d of 3000 pairs equal: the generator tests too little of one side", equal)
+	}
+	var all []attr.Type
+	for _, s := range resourceSchemas() {
+		all = append(all, s.Type())
+	}
+	for _, a := range all {
+		for _, b := range all {
+			check(a, b.TerraformType(ctx))
+		}
+	}
+	check(types.ObjectType{}, tftypes.Object{})
+	check(types.ObjectType{AttrTypes: map[string]attr.Type{}}, tftypes.Object{})
+	check(types.ListType{}, tftypes.List{ElementType: tftypes.DynamicPseudoType})
+	check(tfvalues.WholeNumberType{}, tftypes.Number)
+	check(tfvalues.WholeNumberType{}, tftypes.String)
+}
+
+func randomAttrType(rnd *rand.Rand, depth int) attr.Type {
+	prims := []attr.Type{types.StringType, types.BoolType, types.Int64Type, types.Int32Type, types.Float64Type,
+		types.Float32Type, types.NumberType, types.DynamicType, tfvalues.WholeNumberType{}}
+	if depth == 0 || rnd.IntN(3) == 0 {
+		return prims[rnd.IntN(len(prims))]
+	}
+	switch rnd.IntN(4) {
+	case 0:
+		return types.ListType{ElemType: randomAttrType(rnd, depth-1)}
+	case 1:
+		return types.SetType{ElemType: randomAttrType(rnd, depth-1)}
+	case 2:
+		return types.MapType{ElemType: randomAttrType(rnd, depth-1)}
+	}
+	o := types.ObjectType{AttrTypes: map[string]attr.Type{}}
+	for i := range rnd.IntN(4) {
+		o.AttrTypes[string(rune('a'+i))] = randomAttrType(rnd, depth-1)
+	}
+	return o
+}
+
+// mutateType changes tt at one random place (or, rarely, nowhere).
+func mutateType(rnd *rand.Rand, tt tftypes.Type) tftypes.Type {
+	switch v := tt.(type) {
+	case tftypes.List:
+		if rnd.IntN(3) == 0 {
+			return tftypes.Set(v)
+		}
+		if rnd.IntN(5) == 0 {
+			return tftypes.List{}
+		}
+		return tftypes.List{ElementType: mutateType(rnd, v.ElementType)}
+	case tftypes.Set:
+		if rnd.IntN(3) == 0 {
+			return tftypes.Map(v)
+		}
+		return tftypes.Set{ElementType: mutateType(rnd, v.ElementType)}
+	case tftypes.Map:
+		if rnd.IntN(3) == 0 {
+			return tftypes.List(v)
+		}
+		return tftypes.Map{ElementType: mutateType(rnd, v.ElementType)}
+	case tftypes.Object:
+		out := tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}
+		for k, a := range v.AttributeTypes {
+			out.AttributeTypes[k] = a
+		}
+		switch rnd.IntN(5) {
+		case 0:
+			out.AttributeTypes["zz"] = tftypes.String
+		case 1:
+			for k := range out.AttributeTypes {
+				out.OptionalAttributes = map[string]struct{}{k: {}}
+				break
+			}
+		case 2:
+			for k := range out.AttributeTypes {
+				delete(out.AttributeTypes, k)
+				break
+			}
+		case 3:
+			return tftypes.Object{}
+		default:
+			for k, a := range out.AttributeTypes {
+				out.AttributeTypes[k] = mutateType(rnd, a)
+				break
+			}
+		}
+		return out
+	}
+	prims := []tftypes.Type{tftypes.String, tftypes.Number, tftypes.Bool, tftypes.DynamicPseudoType, tt}
+	return prims[rnd.IntN(len(prims))]
+}
