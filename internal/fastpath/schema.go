@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -24,6 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -92,6 +94,10 @@ type typeInfo struct {
 	// they are).
 	validate    []*vnode
 	validateWhy string
+	// readInProcessOK says whether markApplied may run the type's Read
+	// itself (readInProcess) instead of the framework's ReadResource: no
+	// identity, and no type in the schema with semantic equality.
+	readInProcessOK bool
 }
 
 // nesting of a node's children.
@@ -132,6 +138,7 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 		ti.createWhy = ti.why
 		return ti
 	}
+	ti.readInProcessOK = !semanticEquality(ctx, sresp.Schema.Type())
 	ti.create, ti.createWhy = createIndex(ctx, sresp.Schema)
 	ti.createOK = ti.createWhy == ""
 	w := walker{ctx: ctx}
@@ -487,6 +494,41 @@ func nodeKept(n *node, pv, cv tftypes.Value) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// semanticEquality reports whether values of t, or of any type in it,
+// have semantic equality (basetypes' *ValuableWithSemanticEquals, which the
+// framework's SchemaSemanticEquality calls after a Read).
+func semanticEquality(ctx context.Context, t attr.Type) bool {
+	if t == nil {
+		return true // unknown: assume the worst
+	}
+	switch t.ValueType(ctx).(type) {
+	case basetypes.BoolValuableWithSemanticEquals, basetypes.Float32ValuableWithSemanticEquals,
+		basetypes.Float64ValuableWithSemanticEquals, basetypes.Int32ValuableWithSemanticEquals,
+		basetypes.Int64ValuableWithSemanticEquals, basetypes.ListValuableWithSemanticEquals,
+		basetypes.MapValuableWithSemanticEquals, basetypes.NumberValuableWithSemanticEquals,
+		basetypes.ObjectValuableWithSemanticEquals, basetypes.SetValuableWithSemanticEquals,
+		basetypes.StringValuableWithSemanticEquals, basetypes.DynamicValuableWithSemanticEquals:
+		return true
+	}
+	switch t := t.(type) {
+	case attr.TypeWithElementType:
+		return semanticEquality(ctx, t.ElementType())
+	case attr.TypeWithAttributeTypes:
+		for _, at := range t.AttributeTypes() {
+			if semanticEquality(ctx, at) {
+				return true
+			}
+		}
+	case attr.TypeWithElementTypes:
+		for _, et := range t.ElementTypes() {
+			if semanticEquality(ctx, et) {
+				return true
+			}
+		}
 	}
 	return false
 }
