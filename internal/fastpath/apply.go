@@ -167,13 +167,9 @@ func (s *Server) markApplied(ctx context.Context, req *tfprotov6.ApplyResourceCh
 // the framework would pass, and a write fails (the framework's answer
 // would then carry private state, which markApplied refuses too).
 func readInProcess(ctx context.Context, ti *typeInfo, data any, state tftypes.Value) (tftypes.Value, bool) {
-	r := ti.factory()
-	if rc, ok := r.(resource.ResourceWithConfigure); ok {
-		var cresp resource.ConfigureResponse
-		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
-		if len(cresp.Diagnostics) > 0 {
-			return state, false
-		}
+	r, ok := configuredResource(ctx, ti, data)
+	if !ok {
+		return state, false
 	}
 	rreq := resource.ReadRequest{State: tfsdk.State{Schema: ti.schema, Raw: state.Copy()}}
 	rresp := resource.ReadResponse{State: tfsdk.State{Schema: ti.schema, Raw: state.Copy()}}

@@ -256,13 +256,9 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 // Private stays nil: a read finds nothing, as in the empty private state
 // the framework would pass, and a write fails.
 func modifyPlan(ctx context.Context, ti *typeInfo, data any, caps *tfprotov6.PlanResourceChangeClientCapabilities, config, plan, state tftypes.Value) (tftypes.Value, bool) {
-	r := ti.factory()
-	if rc, ok := r.(resource.ResourceWithConfigure); ok {
-		var cresp resource.ConfigureResponse
-		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
-		if len(cresp.Diagnostics) > 0 {
-			return plan, false
-		}
+	r, ok := configuredResource(ctx, ti, data)
+	if !ok {
+		return plan, false
 	}
 	rm, ok := r.(resource.ResourceWithModifyPlan)
 	if !ok {
@@ -281,4 +277,19 @@ func modifyPlan(ctx context.Context, ti *typeInfo, data any, caps *tfprotov6.Pla
 		return plan, false
 	}
 	return mresp.Plan.Raw, true
+}
+
+// configuredResource is a new resource of the type, configured with the
+// provider's data as the framework configures the resource of every call;
+// ok is false when Configure says anything (warnings included).
+func configuredResource(ctx context.Context, ti *typeInfo, data any) (resource.Resource, bool) {
+	r := ti.factory()
+	if rc, ok := r.(resource.ResourceWithConfigure); ok {
+		var cresp resource.ConfigureResponse
+		rc.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &cresp)
+		if len(cresp.Diagnostics) > 0 {
+			return r, false
+		}
+	}
+	return r, true
 }
