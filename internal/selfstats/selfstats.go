@@ -96,16 +96,20 @@ type MemoryStats struct {
 	// HeapPeakLive is the largest live heap (objects reachable at the end
 	// of a GC cycle) seen by the sampler, 0 when it did not run.
 	HeapPeakLive uint64 `json:"heap_peak_live_bytes"`
+	// HeapRetained is the live heap once every call has returned (after
+	// two collections at exit): what the process keeps between calls.
+	// (After one, objects only sync.Pools hold, which are emptied over two
+	// cycles, or that wait for a finalizer are still counted: a `terraform
+	// plan -destroy` of 3000 objects showed 41 MiB after one collection and
+	// 3 MiB after two.)
+	HeapRetained uint64 `json:"heap_retained_bytes"`
 	// Sys is all memory obtained from the OS (heap, stacks, runtime
 	// structures); the rest of the RSS is the binary's mapped pages.
-	// HeapRetained is the live heap once every call has returned (after
-	// a collection at exit): what the process keeps between calls.
-	HeapRetained uint64 `json:"heap_retained_bytes"`
-	Sys          uint64 `json:"sys_bytes"`
-	StackSys     uint64 `json:"stack_sys_bytes"`
-	TotalAlloc   uint64 `json:"total_alloc_bytes"`
-	NumGC        uint32 `json:"num_gc"`
-	Goroutines   int    `json:"goroutines"`
+	Sys        uint64 `json:"sys_bytes"`
+	StackSys   uint64 `json:"stack_sys_bytes"`
+	TotalAlloc uint64 `json:"total_alloc_bytes"`
+	NumGC      uint32 `json:"num_gc"`
+	Goroutines int    `json:"goroutines"`
 }
 
 // Start begins what the environment asks for and returns the function that
@@ -207,6 +211,7 @@ func memoryStats() MemoryStats {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	sys, released := m.HeapSys, m.HeapReleased
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return MemoryStats{
