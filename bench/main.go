@@ -647,6 +647,7 @@ func (b *bench) collect(r *Run, pdir string) {
 			r.FastPath.ValidationsFramework += f.ValidationsFramework
 			r.FastPath.AppliesMarked += f.AppliesMarked
 			r.FastPath.AppliesUnmarked += f.AppliesUnmarked
+			r.FastPath.MaxCallsInFlight = max(r.FastPath.MaxCallsInFlight, f.MaxCallsInFlight)
 		}
 	}
 	if r.ProviderRequests != nil {

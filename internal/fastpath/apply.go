@@ -46,6 +46,7 @@ func ApplyMarkCounts() (marked, unmarked int64) {
 }
 
 func (s *Server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	defer callStarted()()
 	var rd Reader
 	var data any
 	var fm string

@@ -183,6 +183,7 @@ func (s *Server) ConfigureProvider(ctx context.Context, req *tfprotov6.Configure
 }
 
 func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	defer callStarted()()
 	if req != nil && s.plannedByMarker(req) {
 		plansAnswered.Add(1)
 		plansByMarker.Add(1)

@@ -75,6 +75,7 @@ func (s *Server) ReadEligible(ctx context.Context, typeName string) bool {
 }
 
 func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	defer callStarted()()
 	if req == nil || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 || req.CurrentIdentity != nil {
 		readsDelegated.Add(1)
 		return s.FrameworkServer.ReadResource(ctx, req)

@@ -30,6 +30,7 @@ import (
 // which reports errors in its words.
 
 func (s *Server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	defer callStarted()()
 	if req != nil && req.RawState != nil {
 		if ti := s.typeInfo(ctx, req.TypeName); ti != nil && ti.tfType != nil && req.Version == ti.version {
 			if len(req.RawState.JSON) > 0 {

@@ -80,6 +80,7 @@ func (s *Server) EligibleValidate(ctx context.Context, typeName string) (bool, s
 }
 
 func (s *Server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	defer callStarted()()
 	if resp, ok := s.ValidateFast(ctx, req); ok {
 		validationsAnswered.Add(1)
 		return resp, nil

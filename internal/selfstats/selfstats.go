@@ -78,6 +78,9 @@ type FastPathCounts struct {
 	// the others.
 	ValidationsFast      int64 `json:"validations_answered"`
 	ValidationsFramework int64 `json:"validations_to_framework"`
+	// MaxCallsInFlight is the largest number of resource calls (validate,
+	// upgrade, read, plan, apply) the process answered at once.
+	MaxCallsInFlight int64 `json:"max_calls_in_flight"`
 	// AppliesMarked are creates and updates of types whose reads the fast
 	// path answers that left a read marker in their private state (so the
 	// next refresh of the object is the fast path's); AppliesUnmarked the
@@ -236,6 +239,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.ValidationsFast, s.FastPath.ValidationsFramework = fastpath.ValidateCounts()
 	s.FastPath.AppliesMarked, s.FastPath.AppliesUnmarked = fastpath.ApplyMarkCounts()
 	s.FastPath.PlansByMarker = fastpath.PlanMarkerCount()
+	s.FastPath.MaxCallsInFlight = fastpath.MaxCallsInFlight()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		s.UserCPU = seconds(ru.Utime)
