@@ -640,6 +640,7 @@ func (b *bench) collect(r *Run, pdir string) {
 			r.FastPath.PlansFast += f.PlansFast
 			r.FastPath.PlansFramework += f.PlansFramework
 			r.FastPath.PlansByMarker += f.PlansByMarker
+			r.FastPath.DestroysFast += f.DestroysFast
 			r.FastPath.UpgradesFast += f.UpgradesFast
 			r.FastPath.ReadsFast += f.ReadsFast
 			r.FastPath.ReadsFramework += f.ReadsFramework

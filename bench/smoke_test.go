@@ -116,6 +116,11 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: fast path counts %+v, want every plan (%d) but for %d templates and pools answered from the apply's plan marker",
 					r.Phase, f, objects, 2*n)
 			}
+		case "destroy":
+			// The plan of each destroy (internal/fastpath/destroy.go).
+			if f := r.FastPath; f == nil || f.DestroysFast != int64(objects) {
+				t.Errorf("destroy: fast path counts %+v, want every destroy's plan (%d) answered by the fast path", f, objects)
+			}
 		}
 		switch r.Phase {
 		case "apply", "update":

@@ -401,7 +401,13 @@ func TestFastPath_sameAnswerAsTheFramework(t *testing.T) {
 				// path (fastpath_create_test.go) answers it when the type
 				// is eligible.
 				{name: "create", prior: tftypes.NewValue(typ, nil), proposed: prior, config: cfg, fast: createOK},
-				{name: "destroy", prior: prior, proposed: tftypes.NewValue(typ, nil), config: nil},
+				// A destroy: the resource's ModifyPlan says nothing
+				// (package fastpath's destroy.go).
+				{name: "destroy", prior: prior, proposed: tftypes.NewValue(typ, nil), config: nil, fast: true},
+				{name: "destroy with a read marker", prior: prior, proposed: tftypes.NewValue(typ, nil), config: nil, fast: true,
+					private: readMarker(t, typeName, false)},
+				{name: "destroy with another private key", prior: prior, proposed: tftypes.NewValue(typ, nil), config: nil,
+					private: readMarker(t, typeName, true)},
 				{name: "prior private state", prior: prior, proposed: prior, config: cfg,
 					private: []byte(`{"agentsandbox_unrelated":{"a":1}}`)},
 				// A refresh left its read marker (package fastpath): the

@@ -195,6 +195,13 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 		// marker is the only one let through here).
 		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
 	}
+	if req != nil && isDestroy(req) {
+		if resp, ok := s.planDestroy(ctx, req); ok {
+			plansAnswered.Add(1)
+			destroysAnswered.Add(1)
+			return resp, nil
+		}
+	}
 	if req != nil && isCreate(req) {
 		if resp, ok := s.planCreate(ctx, req); ok {
 			plansAnswered.Add(1)

@@ -94,6 +94,9 @@ type typeInfo struct {
 	// they are).
 	validate    []*vnode
 	validateWhy string
+	// destroyOK says whether plans of destroys may be answered by the
+	// fast path (destroy.go): the type has no identity.
+	destroyOK bool
 	// readInProcessOK says whether markApplied may run the type's Read
 	// itself (readInProcess) instead of the framework's ReadResource: no
 	// identity, and no type in the schema with semantic equality.
@@ -138,6 +141,7 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 		ti.createWhy = ti.why
 		return ti
 	}
+	ti.destroyOK = true
 	ti.readInProcessOK = !semanticEquality(ctx, sresp.Schema.Type())
 	ti.create, ti.createWhy = createIndex(ctx, sresp.Schema)
 	ti.createOK = ti.createWhy == ""

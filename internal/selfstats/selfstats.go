@@ -68,7 +68,9 @@ type FastPathCounts struct {
 	// PlansByMarker are the plans among PlansFast answered from the plan
 	// marker an apply left (nothing decoded).
 	PlansByMarker int64 `json:"plans_by_marker"`
-	UpgradesFast  int64 `json:"upgrades_answered"`
+	// DestroysFast are the plans of destroys among PlansFast.
+	DestroysFast int64 `json:"destroys_answered"`
+	UpgradesFast int64 `json:"upgrades_answered"`
 	// ReadsFast are refreshes of unchanged objects answered from the read
 	// marker (one GET each, no framework); ReadsFramework the others.
 	ReadsFast      int64 `json:"reads_answered"`
@@ -239,6 +241,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.ValidationsFast, s.FastPath.ValidationsFramework = fastpath.ValidateCounts()
 	s.FastPath.AppliesMarked, s.FastPath.AppliesUnmarked = fastpath.ApplyMarkCounts()
 	s.FastPath.PlansByMarker = fastpath.PlanMarkerCount()
+	s.FastPath.DestroysFast = fastpath.DestroyCount()
 	s.FastPath.MaxCallsInFlight = fastpath.MaxCallsInFlight()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
