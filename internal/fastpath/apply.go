@@ -21,8 +21,9 @@ import (
 // update ended with (the one the new state was made from, reported to the
 // call's WriteSlot), it runs the resource's Read in the process
 // (readInProcess: Read itself, with what the framework would hand it), on
-// the new state, the object taken from a read slot instead of a GET; when that Read answers the new state unchanged (with
-// nothing else: no diagnostic, private state, deferral or identity), the
+// the new state, the object taken from a read slot instead of a GET; when
+// that Read answers the new state unchanged (with nothing else: no
+// diagnostic, private state, deferral or identity), the
 // marker records the object's uid and resourceVersion and the hash of
 // the new state as Terraform will send it back (terraformMsgPack), with
 // the field manager and binary. That is exactly what a refresh's marker

@@ -17,13 +17,15 @@ import (
 
 // fixedRead is a resource type whose Read answers the state it got with
 // "value" set to what the object it takes from the read slot holds
-// (obj.(string)); configure and say add what Configure and Read say.
+// (obj.(string)); configureDiag and readWarning make Configure and Read
+// warn, readIgnoresTheSlot makes Read GET the object itself, valueType
+// is the type of "value" (a string by default).
 type fixedRead struct {
 	key                ObjectKey
 	configureDiag      bool
 	readWarning        bool
 	readIgnoresTheSlot bool
-	valueType          attr.Type
+	valueType          basetypes.StringTypable
 }
 
 func (f *fixedRead) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -37,15 +39,8 @@ func (f *fixedRead) Schema(_ context.Context, _ resource.SchemaRequest, resp *re
 	}
 	resp.Schema = schema.Schema{Attributes: map[string]schema.Attribute{
 		"id":    schema.StringAttribute{Computed: true},
-		"value": schema.StringAttribute{Optional: true, CustomType: stringTypeOf(vt)},
+		"value": schema.StringAttribute{Optional: true, CustomType: vt},
 	}}
-}
-
-func stringTypeOf(t attr.Type) basetypes.StringTypable {
-	if st, ok := t.(basetypes.StringTypable); ok {
-		return st
-	}
-	return types.StringType
 }
 
 func (f *fixedRead) Configure(_ context.Context, _ resource.ConfigureRequest, resp *resource.ConfigureResponse) {
