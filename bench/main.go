@@ -641,6 +641,7 @@ func (b *bench) collect(r *Run, pdir string) {
 			r.FastPath.PlansFramework += f.PlansFramework
 			r.FastPath.PlansByMarker += f.PlansByMarker
 			r.FastPath.DestroysFast += f.DestroysFast
+			r.FastPath.UpdatesFast += f.UpdatesFast
 			r.FastPath.UpgradesFast += f.UpgradesFast
 			r.FastPath.ReadsFast += f.ReadsFast
 			r.FastPath.ReadsFramework += f.ReadsFramework

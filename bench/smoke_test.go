@@ -116,6 +116,12 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: fast path counts %+v, want every plan (%d) but for %d templates and pools answered from the apply's plan marker",
 					r.Phase, f, objects, 2*n)
 			}
+		case "update":
+			// The plan of each in-place update (internal/fastpath/update.go),
+			// once in the plan and once more when the apply plans again.
+			if f := r.FastPath; f == nil || f.UpdatesFast != 2*int64(objects) {
+				t.Errorf("update: fast path counts %+v, want every update's plan (%d, twice) answered by the fast path", f, objects)
+			}
 		case "destroy":
 			// The plan of each destroy (internal/fastpath/destroy.go).
 			if f := r.FastPath; f == nil || f.DestroysFast != int64(objects) {

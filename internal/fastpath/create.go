@@ -102,7 +102,7 @@ func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChan
 	if err != nil || config.IsNull() || !config.IsKnown() {
 		return nil, false
 	}
-	planned, _, ok := planObject(ti.create, proposed, config, true)
+	planned, _, ok := planObject(ti.create, proposed, config, true, true)
 	if !ok {
 		return nil, false
 	}
@@ -120,10 +120,12 @@ func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChan
 // planObject plans the attributes and blocks of one object (the resource,
 // a nested attribute's object, a block's) from its proposed value pv,
 // known and not null, and its configuration cv, null or known. defaults is
-// false inside a value set to its default (only unknown marking is left).
+// false inside a value set to its default (only unknown marking is left);
+// mark is false for the defaults pass alone (step 2 without step 4, as an
+// update plans when the defaults leave the prior state, update.go).
 // It returns the planned object, whether it differs from pv, and false
 // when the fast path cannot tell the framework's plan.
-func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, bool) {
+func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults, mark bool) (tftypes.Value, bool, bool) {
 	if len(nodes) == 0 {
 		return pv, false, true
 	}
@@ -150,7 +152,7 @@ func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults bool) (tftypes.Va
 			}
 			ce = tftypes.NewValue(pe.Type(), nil)
 		}
-		ne, changed, ok := n.plan(pe, ce, defaults)
+		ne, changed, ok := n.plan(pe, ce, defaults, mark)
 		if !ok {
 			return pv, false, false
 		}
@@ -172,7 +174,7 @@ func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults bool) (tftypes.Va
 
 // plan plans one attribute or block: its proposed value pv and its
 // configuration cv (null when a parent's is).
-func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, bool) {
+func (n *cnode) plan(pv, cv tftypes.Value, defaults, mark bool) (tftypes.Value, bool, bool) {
 	if n.whole && (fraction(pv) || fraction(cv)) {
 		// The framework reads it as a value that fails validation.
 		return pv, false, false
@@ -186,7 +188,7 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, 
 				// then walks the default with a null configuration.
 				v, changed, defaults = *n.def, !n.def.Equal(pv), false
 			}
-		} else if n.computed {
+		} else if n.computed && mark {
 			// Step 4 marks it unknown, whatever it got below.
 			u := tftypes.NewValue(pv.Type(), tftypes.UnknownValue)
 			return u, !pv.Equal(u), true
@@ -202,7 +204,7 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, 
 	}
 	switch n.nesting {
 	case nestSingle:
-		nv, c, ok := planObject(n.children, v, cv, defaults)
+		nv, c, ok := planObject(n.children, v, cv, defaults, mark)
 		return nv, changed || c, ok
 	case nestList:
 		var pl, cl []tftypes.Value // read only
@@ -221,7 +223,7 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, 
 			if !cvNull {
 				ce = cl[i]
 			}
-			ne, c, ok := planObject(n.children, pe, ce, defaults)
+			ne, c, ok := planObject(n.children, pe, ce, defaults, mark)
 			if !ok {
 				return v, false, false
 			}
@@ -256,7 +258,7 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults bool) (tftypes.Value, bool, 
 				}
 				ce = tftypes.NewValue(pe.Type(), nil)
 			}
-			ne, c, ok := planObject(n.children, pe, ce, defaults)
+			ne, c, ok := planObject(n.children, pe, ce, defaults, mark)
 			if !ok {
 				return v, false, false
 			}

@@ -13,6 +13,16 @@
 //     modifier of the type does nothing without prior state and the
 //     resource's own ModifyPlan, called as the framework calls it, says
 //     nothing; see create.go.
+//   - PlanResourceChange of an in-place update (prior and proposed state,
+//     not the same bytes): defaults, unknown marking when the plan differs
+//     from the prior state, the schema's top-level UseStateForUnknown, as
+//     the framework makes them, when every other plan modifier of the type
+//     is known to do nothing on an unchanged value and its value is
+//     unchanged (a replacement is always the framework's), and the
+//     resource's own ModifyPlan says nothing; see update.go.
+//   - PlanResourceChange of a destroy: the null plan, when the resource's
+//     own ModifyPlan, called as the framework calls it, says nothing and
+//     leaves it null; see destroy.go.
 //   - PlanResourceChange of a resource an apply left a plan marker for:
 //     the same state (prior and proposed), configuration, provider
 //     configuration and binary as the apply showed the unchanged plan
@@ -62,12 +72,12 @@
 //     provider's data, and any diagnostic (warnings included), replacement,
 //     deferral, private-state write or planned value it produces sends the
 //     request to the framework, which then runs it again as usual;
-//   - creates the create fast path cannot show (create.go), destroys (no
-//     proposed state), prior private
-//     state (import markers, a claim's last applied values, a node pool's
-//     etag) other than a lone read marker (read.go), and an unconfigured
-//     provider all go to the framework; the planned private state is the
-//     prior one, as the framework plans it. (A
+//   - creates, updates and destroys the fast path cannot show (create.go,
+//     update.go, destroy.go), prior private state (import markers, a
+//     claim's last applied values, a node pool's etag) other than a lone
+//     read marker (read.go), and an unconfigured provider all go to the
+//     framework; the planned private state is the prior one, as the
+//     framework plans it. (A
 //     provider whose Configure defers must not use the fast path; this
 //     provider's never does.)
 package fastpath
@@ -209,6 +219,14 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 			return resp, nil
 		}
 		createsDelegated.Add(1)
+	}
+	if req != nil && isUpdate(req) {
+		if resp, ok := s.planUpdate(ctx, req); ok {
+			plansAnswered.Add(1)
+			updatesAnswered.Add(1)
+			return resp, nil
+		}
+		updatesDelegated.Add(1)
 	}
 	plansDelegated.Add(1)
 	return s.FrameworkServer.PlanResourceChange(ctx, req)

@@ -30,8 +30,12 @@ import (
 )
 
 // InertWhenUnchanged is implemented by a provider's own plan modifiers that
-// change nothing and say nothing when the planned value equals the prior
-// state and the prior private state is empty. A resource type whose schema
+// change nothing and say nothing when their attribute's planned value
+// equals its prior value and the prior private state is empty or holds
+// only the fast path's read marker: on the plan of an unchanged resource,
+// and on the plan of an update that leaves that attribute (and, for a
+// modifier below the top level, the top-level attribute holding it) as it
+// was (update.go). A resource type whose schema
 // holds any other plan modifier than these and the framework's own
 // UseStateForUnknown and RequiresReplace/RequiresReplaceIf (which return
 // early on an unchanged value) is never answered by the fast path.
@@ -89,6 +93,11 @@ type typeInfo struct {
 	create    []*cnode
 	createOK  bool
 	createWhy string
+	// update are the top-level plan modifiers of the type (update.go);
+	// updateWhy says why plans of updates are left to the framework ("" when
+	// they are not).
+	update    []umod
+	updateWhy string
 	// validate is the validation index (validate_index.go); validateWhy
 	// says why configurations are not validated by the fast path ("" when
 	// they are).
@@ -127,6 +136,7 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	if sresp.Diagnostics.HasError() {
 		ti.why = "schema has errors"
 		ti.createWhy = ti.why
+		ti.updateWhy = ti.why
 		ti.validateWhy = ti.why
 		return ti
 	}
@@ -139,12 +149,14 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	if _, ok := r.(resource.ResourceWithIdentity); ok {
 		ti.why = "resource has an identity"
 		ti.createWhy = ti.why
+		ti.updateWhy = ti.why
 		return ti
 	}
 	ti.destroyOK = true
 	ti.readInProcessOK = !semanticEquality(ctx, sresp.Schema.Type())
 	ti.create, ti.createWhy = createIndex(ctx, sresp.Schema)
 	ti.createOK = ti.createWhy == ""
+	ti.update, ti.updateWhy = updateIndex(sresp.Schema, ti.createWhy)
 	w := walker{ctx: ctx}
 	ti.defaults = w.attributes(sresp.Schema.Attributes, "")
 	ti.defaults = append(ti.defaults, w.blocks(sresp.Schema.Blocks, "")...)

@@ -192,21 +192,28 @@ func (p fakeProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{func() resource.Resource { return fakeResource(p) }}
 }
 
+// syntheticServers are the framework's server and the fast path's, each
+// serving one resource type of schema s, test_fake, both configured.
+func syntheticServers(t *testing.T, s schema.Schema) (framework tfprotov6.ProviderServer, fast *Server) {
+	t.Helper()
+	p := fakeProvider{s}
+	framework = providerserver.NewProtocol6(p)()
+	fast = New(providerserver.NewProtocol6(p)().(FrameworkServer), "test", p.Resources(context.Background()), func() (any, bool) { return nil, true })
+	emptyType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}
+	empty, _ := tfprotov6.NewDynamicValue(emptyType, tftypes.NewValue(emptyType, map[string]tftypes.Value{}))
+	for _, srv := range []tfprotov6.ProviderServer{framework, fast} {
+		if _, err := srv.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: &empty}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return framework, fast
+}
+
 // TestPlanCreateSynthetic plans creates of the synthetic schema through
 // the framework and the fast path and requires the same planned state.
 func TestPlanCreateSynthetic(t *testing.T) {
 	ctx := context.Background()
-	p := fakeProvider{syntheticSchema()}
-	framework := providerserver.NewProtocol6(p)()
-	fw := providerserver.NewProtocol6(p)().(FrameworkServer)
-	fast := New(fw, "test", p.Resources(ctx), func() (any, bool) { return nil, true })
-	emptyType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}
-	empty, _ := tfprotov6.NewDynamicValue(emptyType, tftypes.NewValue(emptyType, map[string]tftypes.Value{}))
-	for _, srv := range []tfprotov6.ProviderServer{framework, fast} {
-		if _, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &empty}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	framework, fast := syntheticServers(t, syntheticSchema())
 	typ := syntheticSchema().Type().TerraformType(ctx).(tftypes.Object)
 	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
 	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }

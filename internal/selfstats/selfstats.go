@@ -70,6 +70,8 @@ type FastPathCounts struct {
 	PlansByMarker int64 `json:"plans_by_marker"`
 	// DestroysFast are the plans of destroys among PlansFast.
 	DestroysFast int64 `json:"destroys_answered"`
+	// UpdatesFast are the plans of in-place updates among PlansFast.
+	UpdatesFast  int64 `json:"updates_answered"`
 	UpgradesFast int64 `json:"upgrades_answered"`
 	// ReadsFast are refreshes of unchanged objects answered from the read
 	// marker (one GET each, no framework); ReadsFramework the others.
@@ -242,6 +244,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.AppliesMarked, s.FastPath.AppliesUnmarked = fastpath.ApplyMarkCounts()
 	s.FastPath.PlansByMarker = fastpath.PlanMarkerCount()
 	s.FastPath.DestroysFast = fastpath.DestroyCount()
+	s.FastPath.UpdatesFast, _ = fastpath.UpdateCounts()
 	s.FastPath.MaxCallsInFlight = fastpath.MaxCallsInFlight()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
