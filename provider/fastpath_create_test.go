@@ -66,15 +66,23 @@ func compareCreate(t *testing.T, framework tfprotov6.ProviderServer, fast *fastp
 	if answered := c1 > c0; answered != (want == mustAnswer) {
 		t.Errorf("answered by the fast path: %v, want %v (framework's diagnostics: %s)", answered, want == mustAnswer, pt.Describe(wantResp.Diagnostics))
 	}
-	if g, w := diagStrings(got.Diagnostics), diagStrings(wantResp.Diagnostics); g != w {
+	sameAnswer(t, typ, got, wantResp)
+	return wantResp
+}
+
+// sameAnswer requires got to be the same answer to a plan as want, field
+// by field.
+func sameAnswer(t *testing.T, typ tftypes.Type, got, want *tfprotov6.PlanResourceChangeResponse) {
+	t.Helper()
+	if g, w := diagStrings(got.Diagnostics), diagStrings(want.Diagnostics); g != w {
 		t.Errorf("diagnostics:\n got  %s\n want %s", g, w)
 	}
-	if (got.PlannedState == nil) != (wantResp.PlannedState == nil) {
-		t.Fatalf("planned state: got %v, want %v", got.PlannedState, wantResp.PlannedState)
+	if (got.PlannedState == nil) != (want.PlannedState == nil) {
+		t.Fatalf("planned state: got %v, want %v", got.PlannedState, want.PlannedState)
 	}
-	if wantResp.PlannedState != nil {
+	if want.PlannedState != nil {
 		gv, err1 := got.PlannedState.Unmarshal(typ)
-		wv, err2 := wantResp.PlannedState.Unmarshal(typ)
+		wv, err2 := want.PlannedState.Unmarshal(typ)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -85,16 +93,15 @@ func compareCreate(t *testing.T, framework tfprotov6.ProviderServer, fast *fastp
 			}
 		}
 	}
-	if g, w := pathStrings(got.RequiresReplace), pathStrings(wantResp.RequiresReplace); g != w {
+	if g, w := pathStrings(got.RequiresReplace), pathStrings(want.RequiresReplace); g != w {
 		t.Errorf("requires replace: got %s, want %s", g, w)
 	}
-	if string(got.PlannedPrivate) != string(wantResp.PlannedPrivate) {
-		t.Errorf("planned private: got %q, want %q", got.PlannedPrivate, wantResp.PlannedPrivate)
+	if string(got.PlannedPrivate) != string(want.PlannedPrivate) {
+		t.Errorf("planned private: got %q, want %q", got.PlannedPrivate, want.PlannedPrivate)
 	}
-	if (got.Deferred == nil) != (wantResp.Deferred == nil) || (got.PlannedIdentity == nil) != (wantResp.PlannedIdentity == nil) {
-		t.Errorf("deferred/identity: got %v %v, want %v %v", got.Deferred, got.PlannedIdentity, wantResp.Deferred, wantResp.PlannedIdentity)
+	if (got.Deferred == nil) != (want.Deferred == nil) || (got.PlannedIdentity == nil) != (want.PlannedIdentity == nil) {
+		t.Errorf("deferred/identity: got %v %v, want %v %v", got.Deferred, got.PlannedIdentity, want.Deferred, want.PlannedIdentity)
 	}
-	return wantResp
 }
 
 // schemaOnly is a resource with another resource's type name and schema
@@ -131,15 +138,19 @@ func (schemaOnlyProvider) Resources(ctx context.Context) []func() resource.Resou
 	return out
 }
 
-func TestFastPathCreate_schemaWalk(t *testing.T) {
+// schemaOnlyServers are the framework's server and the fast path's for
+// schemaOnlyProvider, both configured, the provider's resource schemas and
+// their type names, sorted.
+func schemaOnlyServers(t *testing.T) (framework tfprotov6.ProviderServer, fast *fastpath.Server, schemas *tfprotov6.GetProviderSchemaResponse, names []string) {
+	t.Helper()
 	ctx := context.Background()
 	p := schemaOnlyProvider{}
-	framework := providerserver.NewProtocol6(p)()
+	framework = providerserver.NewProtocol6(p)()
 	fw, ok := providerserver.NewProtocol6(p)().(fastpath.FrameworkServer)
 	if !ok {
 		t.Fatal("the framework's server lacks a service")
 	}
-	fast := fastpath.New(fw, TypeName, p.Resources(ctx), func() (any, bool) { return nil, true })
+	fast = fastpath.New(fw, TypeName, p.Resources(ctx), func() (any, bool) { return nil, true })
 	empty := dv(t, tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, map[string]tftypes.Value{}))
 	for _, srv := range []tfprotov6.ProviderServer{framework, fast} {
 		resp, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: empty})
@@ -151,11 +162,16 @@ func TestFastPathCreate_schemaWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(schemas.ResourceSchemas))
 	for n := range schemas.ResourceSchemas {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return framework, fast, schemas, names
+}
+
+func TestFastPathCreate_schemaWalk(t *testing.T) {
+	ctx := context.Background()
+	framework, fast, schemas, names := schemaOnlyServers(t)
 	// The three types of a platform's bulk (the benchmark's sets) and
 	// sandboxes must qualify.
 	mustQualify := map[string]bool{

@@ -209,6 +209,19 @@ func syntheticServers(t *testing.T, s schema.Schema) (framework tfprotov6.Provid
 	return framework, fast
 }
 
+// objectOf builds a value of the object type t from the attributes given,
+// the others null.
+func objectOf(t tftypes.Type, attrs map[string]tftypes.Value) tftypes.Value {
+	vals := map[string]tftypes.Value{}
+	for n, at := range t.(tftypes.Object).AttributeTypes {
+		vals[n] = tftypes.NewValue(at, nil)
+		if v, ok := attrs[n]; ok {
+			vals[n] = v
+		}
+	}
+	return tftypes.NewValue(t, vals)
+}
+
 // TestPlanCreateSynthetic plans creates of the synthetic schema through
 // the framework and the fast path and requires the same planned state.
 func TestPlanCreateSynthetic(t *testing.T) {
@@ -217,20 +230,7 @@ func TestPlanCreateSynthetic(t *testing.T) {
 	typ := syntheticSchema().Type().TerraformType(ctx).(tftypes.Object)
 	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
 	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }
-	// obj builds a value of an object type from the attributes given, the
-	// others null.
-	obj := func(t tftypes.Type, attrs map[string]tftypes.Value) tftypes.Value {
-		ot := t.(tftypes.Object)
-		vals := map[string]tftypes.Value{}
-		for n, at := range ot.AttributeTypes {
-			if v, ok := attrs[n]; ok {
-				vals[n] = v
-			} else {
-				vals[n] = tftypes.NewValue(at, nil)
-			}
-		}
-		return tftypes.NewValue(t, vals)
-	}
+	obj := objectOf
 	at := func(names ...string) tftypes.Type {
 		var cur tftypes.Type = typ
 		for _, n := range names {

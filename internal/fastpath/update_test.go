@@ -94,16 +94,7 @@ func TestPlanUpdateSynthetic(t *testing.T) {
 	typ := updateSchema().Type().TerraformType(ctx).(tftypes.Object)
 	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
 	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }
-	obj := func(t tftypes.Type, attrs map[string]tftypes.Value) tftypes.Value {
-		vals := map[string]tftypes.Value{}
-		for n, at := range t.(tftypes.Object).AttributeTypes {
-			vals[n] = tftypes.NewValue(at, nil)
-			if v, ok := attrs[n]; ok {
-				vals[n] = v
-			}
-		}
-		return tftypes.NewValue(t, vals)
-	}
+	obj := objectOf
 	innerT := typ.AttributeTypes["list"].(tftypes.List).ElementType
 	inner := func(attrs map[string]tftypes.Value) tftypes.Value { return obj(innerT, attrs) }
 	guardedT := typ.AttributeTypes["guarded"].(tftypes.List)
