@@ -93,9 +93,10 @@ type typeInfo struct {
 	create    []*cnode
 	createOK  bool
 	createWhy string
-	// update are the top-level plan modifiers of the type (update.go);
-	// updateWhy says why plans of updates are left to the framework ("" when
-	// they are not).
+	// update are the top-level attributes and blocks with plan modifiers
+	// at or below them and what those do to an update (update.go);
+	// updateWhy says why plans of updates are left to the framework (""
+	// when they are not).
 	update    []umod
 	updateWhy string
 	// validate is the validation index (validate_index.go); validateWhy

@@ -32,19 +32,20 @@ import (
 //  4. only when the result differs from the prior state, unknown marking
 //     (:199-268): the create index's walk with marking, which is the
 //     framework's defaults pass followed by its marking pass (create.go);
-//  5. the schema's plan modifiers (:275-303). A type qualifies only when
-//     every modifier sits on a top-level attribute and is either the
-//     framework's UseStateForUnknown, applied here as it is written
+//  5. the schema's plan modifiers (:275-303). On a top-level attribute, the
+//     framework's UseStateForUnknown is applied as it is written
 //     (stringplanmodifier/use_state_for_unknown.go:43-60, alike for every
 //     kind: with prior state, an unknown planned value whose configuration
-//     is not unknown becomes the prior value), or one that does nothing
-//     while its attribute's planned value equals the prior value (the
-//     framework's RequiresReplace and RequiresReplaceIf,
-//     requires_replace_if.go:53-66, and the provider's own marked
-//     InertWhenUnchanged, which act only on private state other than the
-//     read marker); a planned value that differs from the prior value
-//     under one of those sends the request to the framework, so that a
-//     replacement is always the framework's answer;
+//     is not unknown becomes the prior value). Every other modifier must be
+//     one that does nothing while its attribute's planned value equals the
+//     prior value: the framework's RequiresReplace and RequiresReplaceIf
+//     (requires_replace_if.go:53-66), the provider's own marked
+//     InertWhenUnchanged, and below the top level also UseStateForUnknown
+//     (a state holds no unknown value); any other modifier, or one on a
+//     block itself, leaves the type to the framework. A planned top-level
+//     value that differs from the prior value under one of those, or above
+//     one below the top level (guard), sends the request to the framework:
+//     a replacement is always the framework's answer;
 //  6. the resource's ModifyPlan (:313-372), run as the framework runs it
 //     (modifyPlan): any diagnostic, replacement, deferral, private state
 //     or identity sends the request to the framework.
