@@ -56,12 +56,12 @@ func (s *Server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyRe
 		rd, data, fm = s.reader(ctx, req.TypeName)
 	}
 	if rd == nil || binary == "" {
-		resp, err := s.FrameworkServer.ApplyResourceChange(ctx, req)
+		resp, err := callFramework(ctx, s.FrameworkServer.ApplyResourceChange, req)
 		dropStaleMarker(resp)
 		return resp, err
 	}
 	ctx, slot := withWriteSlot(ctx)
-	resp, err := s.FrameworkServer.ApplyResourceChange(ctx, req)
+	resp, err := callFramework(ctx, s.FrameworkServer.ApplyResourceChange, req)
 	if err == nil && resp != nil {
 		if s.markApplied(ctx, req, resp, slot, data, fm, binary) {
 			appliesMarked.Add(1)

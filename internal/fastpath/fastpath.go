@@ -229,7 +229,7 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 		updatesDelegated.Add(1)
 	}
 	plansDelegated.Add(1)
-	return s.FrameworkServer.PlanResourceChange(ctx, req)
+	return callFramework(ctx, s.FrameworkServer.PlanResourceChange, req)
 }
 
 // unchanged reports whether the framework would plan req's prior state

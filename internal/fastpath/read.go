@@ -78,13 +78,13 @@ func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 	defer callStarted()()
 	if req == nil || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 || req.CurrentIdentity != nil {
 		readsDelegated.Add(1)
-		return s.FrameworkServer.ReadResource(ctx, req)
+		return callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	}
 	rd, data, fm := s.reader(ctx, req.TypeName)
 	binary := binaryIdentity()
 	if rd == nil || binary == "" {
 		readsDelegated.Add(1)
-		return s.FrameworkServer.ReadResource(ctx, req)
+		return callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	}
 	ctx, slot := withReadSlot(ctx)
 	hash := stateHash(req.CurrentState.MsgPack)
@@ -102,7 +102,7 @@ func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 		}
 	}
 	readsDelegated.Add(1)
-	resp, err := s.FrameworkServer.ReadResource(ctx, req)
+	resp, err := callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	if err == nil && resp != nil {
 		s.mark(ctx, req, resp, slot, hash, fm, binary)
 	}

@@ -51,7 +51,7 @@ func (s *Server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 			// The framework reports the error in its words.
 		}
 	}
-	return s.FrameworkServer.UpgradeResourceState(ctx, req)
+	return callFramework(ctx, s.FrameworkServer.UpgradeResourceState, req)
 }
 
 // transcodeState converts a stored state (JSON) of type t into msgpack,

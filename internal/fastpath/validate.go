@@ -86,7 +86,7 @@ func (s *Server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.Vali
 		return resp, nil
 	}
 	validationsDelegated.Add(1)
-	return s.FrameworkServer.ValidateResourceConfig(ctx, req)
+	return callFramework(ctx, s.FrameworkServer.ValidateResourceConfig, req)
 }
 
 // ValidateFast returns the framework's answer to req, and false when the
