@@ -110,17 +110,11 @@ func fastpathServers(t *testing.T) (framework tfprotov6.ProviderServer, fast *fa
 	return framework, fast, s
 }
 
-// priorState is what a state holds after the object was created: the
-// create plan, with what only the apply knows filled in, upgraded from its
-// JSON form as Terraform does before planning.
-func priorState(t *testing.T, srv tfprotov6.ProviderServer, s *pt.Server, typeName string, cfg map[string]any) tftypes.Value {
+// applied is a planned value with what only an apply knows (its unknown
+// values) filled in with placeholders, as a state holds it.
+func applied(t *testing.T, planned tftypes.Value) tftypes.Value {
 	t.Helper()
-	typ := s.ResourceType(t, typeName)
-	attrs, diags := s.PlanCreate(t, typeName, cfg)
-	if errs := pt.Errors(diags); len(errs) > 0 {
-		t.Fatalf("%s: %s", typeName, pt.Describe(errs))
-	}
-	known, err := tftypes.Transform(tftypes.NewValue(typ, attrs), func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+	known, err := tftypes.Transform(planned, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		switch {
 		case v.IsKnown():
 			return v, nil
@@ -135,6 +129,20 @@ func priorState(t *testing.T, srv tfprotov6.ProviderServer, s *pt.Server, typeNa
 	if err != nil {
 		t.Fatal(err)
 	}
+	return known
+}
+
+// priorState is what a state holds after the object was created: the
+// create plan, with what only the apply knows filled in, upgraded from its
+// JSON form as Terraform does before planning.
+func priorState(t *testing.T, srv tfprotov6.ProviderServer, s *pt.Server, typeName string, cfg map[string]any) tftypes.Value {
+	t.Helper()
+	typ := s.ResourceType(t, typeName)
+	attrs, diags := s.PlanCreate(t, typeName, cfg)
+	if errs := pt.Errors(diags); len(errs) > 0 {
+		t.Fatalf("%s: %s", typeName, pt.Describe(errs))
+	}
+	known := applied(t, tftypes.NewValue(typ, attrs))
 	raw, err := json.Marshal(jsonValue(t, known))
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func TestFastPathUpdate_schemaWalk(t *testing.T) {
 }
 
 // stateOf is the framework's plan of a create of cfg with what only an
-// apply knows (unknown values) filled in, as a state holds it.
+// apply knows (unknown values) filled in, as a state holds it (applied).
 func stateOf(t *testing.T, framework tfprotov6.ProviderServer, typ tftypes.Type, typeName string, cfg tftypes.Value) tftypes.Value {
 	t.Helper()
 	resp, err := framework.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
@@ -96,23 +96,7 @@ func stateOf(t *testing.T, framework tfprotov6.ProviderServer, typ tftypes.Type,
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, err := tftypes.Transform(planned, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
-		switch {
-		case v.IsKnown():
-			return v, nil
-		case v.Type().Is(tftypes.String):
-			return tftypes.NewValue(tftypes.String, "applied"), nil
-		case v.Type().Is(tftypes.Bool):
-			return tftypes.NewValue(tftypes.Bool, true), nil
-		case v.Type().Is(tftypes.Number):
-			return tftypes.NewValue(tftypes.Number, 1), nil
-		}
-		return tftypes.NewValue(v.Type(), nil), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return state
+	return applied(t, planned)
 }
 
 // keep returns cfg with the top-level attributes names as the prior state

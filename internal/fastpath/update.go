@@ -169,15 +169,13 @@ func nestedModifiers[A, B any](attrs map[string]A, blocks map[string]B, at strin
 		if !ok {
 			return false, p + ": attribute of an unknown kind"
 		}
-		list := reflect.ValueOf(planModifiers(ra))
-		for i := 0; list.Kind() == reflect.Slice && i < list.Len(); i++ {
-			if mod := list.Index(i).Interface(); !inertWhenUnchanged(mod) {
-				return false, p + ": plan modifier " + reflect.TypeOf(mod).String() + " below the top level"
-			}
-			guard = true
+		g, why := inertBelow(planModifiers(ra), p)
+		if why != "" {
+			return false, why
 		}
+		guard = guard || g
 		if n, ok := ra.(schema.NestedAttribute); ok {
-			g, why := nestedModifiers(n.GetNestedObject().GetAttributes(), map[string]schema.Block(nil), p)
+			g, why = nestedModifiers(n.GetNestedObject().GetAttributes(), map[string]schema.Block(nil), p)
 			if why != "" {
 				return false, why
 			}
@@ -190,21 +188,33 @@ func nestedModifiers[A, B any](attrs map[string]A, blocks map[string]B, at strin
 		if !ok {
 			return false, p + ": block of an unknown kind"
 		}
-		list := reflect.ValueOf(blockPlanModifiers(rb))
-		for i := 0; list.Kind() == reflect.Slice && i < list.Len(); i++ {
-			if mod := list.Index(i).Interface(); !inertWhenUnchanged(mod) {
-				return false, p + ": plan modifier " + reflect.TypeOf(mod).String() + " below the top level"
-			}
-			guard = true
+		g, why := inertBelow(blockPlanModifiers(rb), p)
+		if why != "" {
+			return false, why
 		}
+		guard = guard || g
 		o := rb.GetNestedObject()
-		g, why := nestedModifiers(o.GetAttributes(), o.GetBlocks(), p)
+		g, why = nestedModifiers(o.GetAttributes(), o.GetBlocks(), p)
 		if why != "" {
 			return false, why
 		}
 		guard = guard || g
 	}
 	return guard, ""
+}
+
+// inertBelow checks the plan modifiers list (a slice of modifiers of any
+// kind) of an attribute or block at p below the top level: any says
+// whether there is one, why says where one is not inert while unchanged.
+func inertBelow(list any, p string) (found bool, why string) {
+	v := reflect.ValueOf(list)
+	for i := 0; v.Kind() == reflect.Slice && i < v.Len(); i++ {
+		if mod := v.Index(i).Interface(); !inertWhenUnchanged(mod) {
+			return false, p + ": plan modifier " + reflect.TypeOf(mod).String() + " below the top level"
+		}
+		found = true
+	}
+	return found, ""
 }
 
 // blockPlanModifiers returns a block's own plan modifiers, whatever its
