@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // An import ID names the object to adopt, and the configuration names the
@@ -74,8 +76,8 @@ func (m importedName) PlanModifyString(ctx context.Context, req planmodifier.Str
 		return
 	}
 	var name, namespace types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("namespace"), &namespace)...)
+	resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "name", &name)...)
+	resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "namespace", &namespace)...)
 	if resp.Diagnostics.HasError() || name.IsUnknown() || namespace.IsUnknown() {
 		return
 	}

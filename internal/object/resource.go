@@ -268,7 +268,7 @@ func (r *Resource[M]) update(ctx context.Context, obj *unstructured.Unstructured
 // writeOptions reads the plan's force_conflicts.
 func writeOptions(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) WriteOptions {
 	var force types.Bool
-	diags.Append(plan.GetAttribute(ctx, path.Root("force_conflicts"), &force)...)
+	diags.Append(tfvalues.GetPlanAttribute(ctx, plan, "force_conflicts", &force)...)
 	return WriteOptions{ForceConflicts: force.ValueBool()}
 }
 
@@ -357,7 +357,7 @@ func (r *Resource[M]) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	var t timeouts.Value
-	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("timeouts"), &t)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(tfvalues.GetStateAttribute(ctx, req.State, "timeouts", &t)...); resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel, ok := Deadline(ctx, t, OpDelete, r.f.Timeouts.Delete, &resp.Diagnostics)
@@ -422,7 +422,7 @@ func stateSaved(waitDiags diag.Diagnostics, op Operation, ref kube.ObjectRef) di
 // update), defaulting to def.
 func withTimeout(ctx context.Context, plan tfsdk.Plan, op Operation, def time.Duration, diags *diag.Diagnostics) (context.Context, context.CancelFunc, bool) {
 	var t timeouts.Value
-	if diags.Append(plan.GetAttribute(ctx, path.Root("timeouts"), &t)...); diags.HasError() {
+	if diags.Append(tfvalues.GetPlanAttribute(ctx, plan, "timeouts", &t)...); diags.HasError() {
 		return ctx, nil, false
 	}
 	return Deadline(ctx, t, op, def, diags)

@@ -234,11 +234,16 @@ func fastGet(ctx context.Context, typ attr.Type, raw tftypes.Value, target any) 
 
 // SetState replaces the whole state with model, exactly as s.Set(ctx,
 // model) does.
+//
+// Set of a Terraform value checks its type against the schema's and keeps it
+// (fwschemadata/data_set.go:21-35 in v1.19.0); the value here is built from
+// that very type (toTerraform), so it is kept as it is.
 func SetState(ctx context.Context, s *tfsdk.State, model any) diag.Diagnostics {
 	if t, ok := s.Schema.Type().(basetypes.ObjectType); ok {
 		if o, ok := fastObject(ctx, t, model); ok {
-			if v, err := o.ToTerraformValue(ctx); err == nil {
-				return s.Set(ctx, v)
+			if v, err := toTerraform(ctx, o, t.TerraformType(ctx)); err == nil {
+				s.Raw = v
+				return nil
 			}
 		}
 	}

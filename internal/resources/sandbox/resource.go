@@ -16,6 +16,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -99,7 +100,7 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	creating := req.State.Raw.IsNull()
 	var prior types.Object
 	if !creating {
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("pod_template"), &prior)...)
+		resp.Diagnostics.Append(tfvalues.GetStateAttribute(ctx, req.State, "pod_template", &prior)...)
 	}
 	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), agentsv1beta1.SandboxCRDName,
 		agentsv1beta1.GroupVersion.Version, path.Root("pod_template"), plan.PodTemplate, prior)...)

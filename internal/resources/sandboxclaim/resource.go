@@ -19,6 +19,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 var (
@@ -150,7 +151,7 @@ func wait(ctx context.Context, c object.Call, live *unstructured.Unstructured, p
 // pod volume).
 func (r *claimResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var vcts types.List
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("volume_claim_templates"), &vcts)...)
+	resp.Diagnostics.Append(tfvalues.GetConfigAttribute(ctx, req.Config, "volume_claim_templates", &vcts)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -175,10 +176,10 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if req.State.Raw.IsNull() {
 		// A new claim cannot expire before it starts (as a new sandbox).
 		var shutdown types.String
-		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("shutdown_time"), &shutdown)...)
+		resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "shutdown_time", &shutdown)...)
 		resp.Diagnostics.Append(blueprint.RefusePastShutdownTime(shutdown, "claim", time.Now())...)
 		var pm types.Object
-		resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("additional_pod_metadata"), &pm)...)
+		resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "additional_pod_metadata", &pm)...)
 		resp.Diagnostics.Append(checkLabelDomains(ctx, r.Meta(), pm, types.ObjectNull(pm.AttributeTypes(ctx)))...)
 		return
 	}

@@ -104,7 +104,7 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return // destroy
 	}
 	var np types.Object
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("network_policy"), &np)...)
+	resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "network_policy", &np)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -119,9 +119,9 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	var pt, prior types.Object
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("pod_template"), &pt)...)
+	resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "pod_template", &pt)...)
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("pod_template"), &prior)...)
+		resp.Diagnostics.Append(tfvalues.GetStateAttribute(ctx, req.State, "pod_template", &prior)...)
 	}
 	if resp.Diagnostics.HasError() {
 		return

@@ -89,8 +89,8 @@ type warmPoolResource struct {
 func (r *warmPoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var replicas types.Int64
 	var external types.Bool
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("replicas"), &replicas)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("replicas_managed_externally"), &external)...)
+	resp.Diagnostics.Append(tfvalues.GetConfigAttribute(ctx, req.Config, "replicas", &replicas)...)
+	resp.Diagnostics.Append(tfvalues.GetConfigAttribute(ctx, req.Config, "replicas_managed_externally", &external)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
