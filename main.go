@@ -29,9 +29,15 @@ func main() {
 	// Fewer garbage collections for the small heap of a provider process
 	// (package gcpolicy); GOGC or GOMEMLIMIT in the environment win.
 	_, stopGC := gcpolicy.Apply()
-	// The SDK's trace logs cost a fifth of the provider's CPU and are
-	// discarded by Terraform unless TF_LOG or TF_LOG_PROVIDER is set.
-	selfstats.QuietSDKLogsUnlessAsked()
+	// The SDK's trace logs cost a fifth of the provider's CPU and, like the
+	// provider's own, are discarded by Terraform unless TF_LOG or
+	// TF_LOG_PROVIDER is set. In debug mode the provider's own logs go to
+	// the developer's terminal: those stay.
+	providerLogVar := selfstats.ProviderLoggerVar(provider.RegistryAddress)
+	if debug {
+		providerLogVar = ""
+	}
+	selfstats.QuietLogsUnlessAsked(providerLogVar)
 	if !debug {
 		go exitWhenOrphaned(os.Getppid(), 2*time.Second)
 	}
