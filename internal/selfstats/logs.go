@@ -23,8 +23,9 @@ import (
 // plan -refresh=false` of 150 objects (make bench -profile) hclog's JSON
 // encoding was 16-21 % of the provider's CPU, and Terraform spent more
 // parsing it. The provider's own lines are fewer (one per API request,
-// one per create or update from the timeouts package): 1.5-10 % of the
-// provider's CPU in the phases of `make bench` (N = 200).
+// one per create, update or delete from the timeouts package: 1.2 MB of
+// JSON in a `make bench` run of 150 objects); turning them off changed
+// the provider's CPU by a few percent at most (bench/results/s29-quiet200).
 //
 // Nothing changes when any Terraform or SDK log variable, or providerVar,
 // is set: whoever debugs with TF_LOG=TRACE still gets every line. main
