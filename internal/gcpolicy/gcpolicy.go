@@ -35,7 +35,7 @@ const (
 	// collects, while what is live stays under half of it. 32 MiB since
 	// the applies and updates allocate less (64 MiB before): 2-6 % more
 	// CPU in applies and updates for 15-40 MiB less peak memory, which
-	// keeps a process under 90 MiB at 3000 objects (bench/README.md).
+	// kept every phase at 81-88 MiB at 3000 objects (bench/README.md).
 	MinHeap = 32 << 20
 	// MaxPercent bounds GOGC when almost nothing is live.
 	MaxPercent = 1000

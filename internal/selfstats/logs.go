@@ -32,22 +32,14 @@ import (
 // passes no providerVar in debug mode (-debug), where the provider's
 // stderr is the developer's terminal.
 func QuietLogsUnlessAsked(providerVar string) bool {
-	vars := []string{
-		"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH",
-		"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK",
-		"TF_ACC_LOG_PATH", "TF_LOG_PATH_MASK",
-	}
-	if providerVar != "" {
-		vars = append(vars, providerVar)
-	}
-	for _, v := range vars {
-		if os.Getenv(v) != "" {
-			return false
-		}
-	}
 	off := []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"}
 	if providerVar != "" {
 		off = append(off, providerVar)
+	}
+	for _, v := range append([]string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH", "TF_ACC_LOG_PATH", "TF_LOG_PATH_MASK"}, off...) {
+		if os.Getenv(v) != "" {
+			return false
+		}
 	}
 	for _, v := range off {
 		_ = os.Setenv(v, "OFF")
