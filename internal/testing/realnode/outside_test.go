@@ -85,6 +85,11 @@ func startOutside(t *testing.T) *outside {
 		t.Helper()
 		mustRun(t, append([]string{"nsenter", "--target", pid, "--net", "--"}, args...)...)
 	}
+	// cmd.Process.Pid is unshare's until it has unshared and exec'd the
+	// helper: a link moved to that pid before then lands in the test's own
+	// namespace (seen once in CI: "Cannot find device"). Wait for the new
+	// namespace first.
+	waitForOwnNetns(t, pid)
 	// Both ends are created inside the node's namespace and one is moved
 	// straight to the helper's: no interface ever appears on the host.
 	node("ip", "link", "add", nodeVeth, "type", "veth", "peer", "name", outsideVeth)
@@ -267,5 +272,26 @@ func eventually(ctx context.Context, timeout, every time.Duration, check func() 
 			return ctx.Err()
 		case <-time.After(every):
 		}
+	}
+}
+
+// waitForOwnNetns waits until process pid is in a network namespace other
+// than this process's.
+func waitForOwnNetns(t *testing.T, pid string) {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ns, err := os.Readlink("/proc/" + pid + "/ns/net")
+		if err == nil && ns != self {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the outside helper (pid %s) is not in a network namespace of its own after 10s (%s, %v)", pid, ns, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
