@@ -3,6 +3,8 @@ package fastpath
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -78,5 +80,53 @@ func TestEligible(t *testing.T) {
 				t.Errorf("eligible = %v (%q), want %v (%q)", ok, why, tc.why == "", tc.why)
 			}
 		})
+	}
+}
+
+// countedResource is a fakeResource of its own type name that counts the
+// calls of its Schema.
+type countedResource struct {
+	fakeResource
+	name    string
+	schemas *atomic.Int32
+}
+
+func (c countedResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + c.name
+}
+
+func (c countedResource) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	c.schemas.Add(1)
+	c.fakeResource.Schema(ctx, req, resp)
+}
+
+// TestTypeInfo_builtPerTypeOnFirstUse: a process builds the index of a
+// type when a call of that type first needs it, once, and never the
+// indexes of types it is not asked about (lazyTypeInfo).
+func TestTypeInfo_builtPerTypeOnFirstUse(t *testing.T) {
+	var a, b atomic.Int32
+	sch := schema.Schema{Attributes: map[string]schema.Attribute{"x": schema.StringAttribute{Optional: true}}}
+	s := New(nil, "test", []func() resource.Resource{
+		func() resource.Resource { return countedResource{fakeResource{sch}, "a", &a} },
+		func() resource.Resource { return countedResource{fakeResource{sch}, "b", &b} },
+	}, nil)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if ok, why := s.Eligible(ctx, "test_a"); !ok {
+				t.Errorf("test_a not eligible: %s", why)
+			}
+		})
+	}
+	wg.Wait()
+	if a.Load() != 1 || b.Load() != 0 {
+		t.Fatalf("schemas built: test_a %d, test_b %d; want 1 and 0", a.Load(), b.Load())
+	}
+	if ok, _ := s.Eligible(ctx, "test_b"); !ok || b.Load() != 1 {
+		t.Fatalf("test_b: eligible %v after %d schema calls; want true after 1", ok, b.Load())
+	}
+	if ok, why := s.Eligible(ctx, "test_c"); ok || why != "unknown resource type" {
+		t.Fatalf("test_c: %v %q; want an unknown resource type", ok, why)
 	}
 }
