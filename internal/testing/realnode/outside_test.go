@@ -283,15 +283,17 @@ func waitForOwnNetns(t *testing.T, pid string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = eventually(context.Background(), 10*time.Second, 10*time.Millisecond, func() error {
 		ns, err := os.Readlink("/proc/" + pid + "/ns/net")
-		if err == nil && ns != self {
-			return
+		switch {
+		case err != nil:
+			return err
+		case ns == self:
+			return fmt.Errorf("still in this process's network namespace %s", ns)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the outside helper (pid %s) is not in a network namespace of its own after 10s (%s, %v)", pid, ns, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the outside helper (pid %s) is not in a network namespace of its own: %v", pid, err)
 	}
 }
