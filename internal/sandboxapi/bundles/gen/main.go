@@ -1,23 +1,27 @@
 // Command gen writes the offline release bundles of package bundles (see
-// ../embed.go): for every release in releases it renders the asset files from
-// the project's generated CRDs (package crds) and the RBAC, Service and
-// Deployment definitions in objects.go.
+// ../embed.go): for every release in releases.go it locates upstream's module
+// sigs.k8s.io/agent-sandbox with `go mod download -json` (the module cache,
+// or the Go module proxy), and renders the module's k8s/ directory into the
+// release assets the way upstream's release tool does (render.go says how,
+// with the sources it follows).
 //
-// Output is deterministic: maps are encoded with sorted keys, objects are
-// listed in a fixed order, and nothing depends on time or environment, so
-// running it twice gives byte-identical files. Run it through
+// Output is deterministic: it depends only on the pinned module bytes and on
+// the kustomize version in go.mod, so running it twice gives byte-identical
+// files. Run it through
 //
-//	go generate ./internal/sandboxapi/...
+//	go generate ./internal/sandboxapi/bundles
 //
-// which first regenerates the CRDs it reads.
+// (or ./internal/sandboxapi/..., which also regenerates the project's CRDs;
+// the bundles do not read those).
 package main
 
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 )
 
 func main() {
@@ -29,34 +33,40 @@ func main() {
 	}
 }
 
-// write renders every bundle and writes it below dir, replacing whatever
-// YAML a version directory held before (so a dropped asset disappears).
+// write renders every bundle and writes it below dir. It first removes every
+// v*/*.yaml file there and the version directories left empty, so a dropped
+// release or asset disappears.
 func write(dir string) error {
 	rendered, err := renderAll()
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(rendered))
-	for name := range rendered {
-		names = append(names, name)
+	old, err := filepath.Glob(filepath.Join(dir, "v*", "*.yaml"))
+	if err != nil {
+		return err
 	}
-	sort.Strings(names)
-	cleaned := map[string]bool{}
-	for _, name := range names {
-		versionDir := filepath.Join(dir, filepath.Dir(name))
-		if !cleaned[versionDir] {
-			old, _ := filepath.Glob(filepath.Join(versionDir, "*.yaml"))
-			for _, f := range old {
-				if err := os.Remove(f); err != nil {
-					return err
-				}
-			}
-			if err := os.MkdirAll(versionDir, 0o755); err != nil {
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	versionDirs, err := filepath.Glob(filepath.Join(dir, "v*"))
+	if err != nil {
+		return err
+	}
+	for _, d := range versionDirs {
+		if entries, err := os.ReadDir(d); err == nil && len(entries) == 0 {
+			if err := os.Remove(d); err != nil {
 				return err
 			}
-			cleaned[versionDir] = true
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), rendered[name], 0o644); err != nil {
+	}
+	for _, name := range slices.Sorted(maps.Keys(rendered)) {
+		file := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, rendered[name], 0o644); err != nil {
 			return err
 		}
 	}

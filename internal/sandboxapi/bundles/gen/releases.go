@@ -1,131 +1,145 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"path"
+	"io"
+	"os"
+	"os/exec"
 )
 
-// Asset file names, as upstream names them. (Package bundles exports the same
-// names; this command cannot import it, since bundles embeds what it writes.)
+// modulePath is upstream's Go module. Its zip holds the release manifests'
+// sources under k8s/ (CRDs, controller.yaml, rbac.generated.yaml,
+// extensions*.yaml and, from v0.5.2, kustomization.yaml).
+const modulePath = "sigs.k8s.io/agent-sandbox"
+
+// Asset file names, as upstream's release tool writes them. (Package bundles
+// exports the same names; this command cannot import it, since bundles embeds
+// what it writes.)
 const (
-	assetSandbox    = "sandbox.yaml"
-	assetExtensions = "extensions.yaml"
-	assetAll        = "sandbox-with-extensions.yaml"
-	assetManifest   = "manifest.yaml" // ≤ v0.5.1 name of the core file
+	assetManifest   = "manifest.yaml"                // core, up to v0.5.1
+	assetSandbox    = "sandbox.yaml"                 // core, from v0.5.2
+	assetExtensions = "extensions.yaml"              // extensions, every release
+	assetAll        = "sandbox-with-extensions.yaml" // all-in-one, from v0.5.2
 )
 
-// release describes the shape of one upstream release that we stand in for.
+// tool is the revision of upstream's release tool, dev/tools/release, that
+// published a release. The tool is not in the module zip (dev/tools has its
+// own go.mod, so the go command leaves the directory out); it was read in
+// upstream's repository at the release tags named below. The module itself
+// says that `make release-manifests TAG=...` runs it (Makefile:113-119 at
+// v0.5.0, Makefile:191-197 at v1.0.3) and that dev/tools holds the release
+// scripts (AGENTS.md:30 at v1.0.3).
+type tool int
+
+const (
+	// toolFlat is dev/tools/release as tagged v0.5.0 (last changed in
+	// 34791703): it writes manifest.yaml and extensions.yaml only
+	// (dev/tools/release:43-85 at v0.5.0). The module's README names the
+	// same two assets (README.md:96-100 at v0.5.0).
+	toolFlat tool = iota
+	// toolAllInOne is dev/tools/release from v0.5.2 on (1cb6aa7c, "Add
+	// collision-free all-in-one install asset"; the asset logic is the same,
+	// line for line, at v0.5.6, and at the newest upstream commit this
+	// project could read, 2fd412d5 of 2026-08-22, which is after v0.5.6 and
+	// before v1.0.1: the v1.0.x tags were not in that copy, so for v1.0.1
+	// and v1.0.3 the same tool is an assumption). It writes sandbox.yaml,
+	// extensions.yaml and sandbox-with-extensions.yaml
+	// (dev/tools/release:162-248 at v0.5.6); the module's README names the
+	// three (README.md:86-111 at v0.5.2, README.md:89-116 at v1.0.3) and
+	// its k8s/kustomization.yaml:9-10 says the release tooling renders it
+	// into sandbox-with-extensions.yaml with the ko:// image replaced.
+	toolAllInOne
+)
+
+// release is one upstream release the generator renders.
 type release struct {
-	// version is the release tag, also the image tag and the directory name.
+	// version is the tag: module version, image tag and directory name.
 	version string
-	// webhook is the v0.5.x shape: CRDs serve v1alpha1 (deprecated, not
-	// stored) next to v1beta1 through a conversion webhook, and the bundle
-	// carries the webhook Service, the container port 9443, the Role and
-	// RoleBinding for the certificate Secret, and CRD patch rights.
-	webhook bool
-	// legacyAssets selects the ≤ v0.5.1 asset names: manifest.yaml (core)
-	// and extensions.yaml, without the all-in-one file.
-	legacyAssets bool
-	// preV052Schema drops what upstream's v1beta1 schema gained in v0.5.2:
-	// the CEL rule making Sandbox volumeClaimTemplates immutable and the
-	// warm pool's status.observedGeneration.
-	preV052Schema bool
+	// sum is the module zip's hash as go.sum records it. The generator
+	// refuses a module whose hash differs, so the committed bundles can only
+	// be regenerated from these exact bytes.
+	sum string
+	// tool is the release tool revision that published the release.
+	tool tool
 }
 
-// releases lists the bundles we generate, each in its own directory.
+// releases lists every release the Go module proxy serves from v0.5.0 on
+// (checked 2026-12-04: v0.5.1, v0.5.4, v1.0.0 and v1.0.2 are not served, so
+// they have no bundle; nothing the project cannot read is rendered).
 var releases = []release{
-	{version: "v0.5.1", webhook: true, legacyAssets: true, preV052Schema: true},
-	{version: "v0.5.6", webhook: true},
-	{version: "v1.0.7"},
+	{version: "v0.5.0", sum: "h1:RDro6If6nsoFJL/M6lAfGi06SvwTlcBORLNaVjVV6G0=", tool: toolFlat},
+	{version: "v0.5.2", sum: "h1:ghR6uyWAfC6fI1rZZPse6Y4phr6Sfx7ywzv9LAWQC54=", tool: toolAllInOne},
+	{version: "v0.5.3", sum: "h1:v3G2V0MwN0h+S973PV9swg2l8vIfW7eEGVPziWymTUc=", tool: toolAllInOne},
+	{version: "v0.5.5", sum: "h1:tQNxgENgssXUDdUM3gLdAv3tfDK+k/Qe1tpkg5uPTSw=", tool: toolAllInOne},
+	{version: "v0.5.6", sum: "h1:+lIxbO5MIPYqmnbv4eWZDm+bh9Y6qHvZ+qXEe4MJVkU=", tool: toolAllInOne},
+	{version: "v1.0.1", sum: "h1:AZA1kFurdKIdNL04j9RhGZXb3kL2/O80eiXaTC/oXjM=", tool: toolAllInOne},
+	{version: "v1.0.3", sum: "h1:ZiR6xDrXTi1ItyvyDjLvM8lIety/3QVVJ5C98sjzV2Q=", tool: toolAllInOne},
 }
 
-// image is the controller image upstream's release tooling substitutes for
-// the ko:// placeholder.
+// image is the controller image the release tool substitutes for the ko://
+// placeholder (dev/tools/release:44 at v0.5.0, :167 at v0.5.6).
 func (r release) image() string {
 	return "registry.k8s.io/agent-sandbox/agent-sandbox-controller:" + r.version
 }
 
-// renderAll renders every asset of every release, keyed "<version>/<asset>".
-func renderAll() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, r := range releases {
-		assets, err := r.assets()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.version, err)
-		}
-		for name, docs := range assets {
-			data, err := encode(r, name, docs)
-			if err != nil {
-				return nil, fmt.Errorf("%s/%s: %w", r.version, name, err)
-			}
-			out[path.Join(r.version, name)] = data
-		}
-	}
-	return out, nil
+// downloaded is one entry of `go mod download -json`.
+type downloaded struct {
+	Path, Version, Dir, Sum, Error string
 }
 
-// assets returns the documents of each asset file of the release.
-//
-// The flat files (sandbox.yaml or manifest.yaml, then extensions.yaml) follow
-// upstream's concatenation of its k8s/ directory: the core file holds the
-// namespace, controller, core RBAC and Sandbox CRD; the extensions file holds
-// the three extension CRDs, their RBAC and the controller Deployment again with
-// --extensions (applied second, it wins). The all-in-one file declares every
-// object once, in kustomize's kind order, with the extensions enabled.
-func (r release) assets() (map[string][]object, error) {
-	crd, err := loadCRDs(r)
+// moduleDirs downloads (or finds in the module cache) every release's module
+// with one `go mod download -json` and returns the directories by version.
+// It runs in an empty temporary directory, so it neither reads nor touches
+// this project's go.mod and go.sum.
+func moduleDirs(rs []release) (map[string]string, error) {
+	tmp, err := os.MkdirTemp("", "bundles-gen-")
 	if err != nil {
 		return nil, err
 	}
-	core := []object{
-		namespace(),
-		serviceAccount(),
-		clusterRoleBinding(coreRole),
-	}
-	if r.webhook {
-		core = append(core, certSecretRole(), certSecretRoleBinding())
-	}
-	core = append(core, metricsService(), deployment(r, false))
-	if r.webhook {
-		core = append(core, webhookService())
-	}
-	core = append(core, crd[sandboxes], coreClusterRole(r))
+	defer os.RemoveAll(tmp)
 
-	extensions := []object{
-		crd[sandboxClaims], crd[sandboxTemplates], crd[sandboxWarmPools],
-		extensionsClusterRole(),
-		deployment(r, true),
-		clusterRoleBinding(extensionsRole),
+	args := []string{"mod", "download", "-json"}
+	for _, r := range rs {
+		args = append(args, modulePath+"@"+r.version)
 	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, runErr := cmd.Output()
 
-	if r.legacyAssets {
-		return map[string][]object{
-			assetManifest:   core,
-			assetExtensions: extensions,
-		}, nil
+	got := map[string]downloaded{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var d downloaded
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go %v: %w (stderr: %s)", args, err, stderr.String())
+		}
+		got[d.Version] = d
 	}
-
-	all := []object{
-		namespace(),
-		crd[sandboxes], crd[sandboxClaims], crd[sandboxTemplates], crd[sandboxWarmPools],
-		serviceAccount(),
+	dirs := map[string]string{}
+	for _, r := range rs {
+		d, ok := got[r.version]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("go mod download printed nothing for %s@%s: %v %s", modulePath, r.version, runErr, stderr.String())
+		case d.Error != "":
+			return nil, fmt.Errorf("%s@%s: %s", modulePath, r.version, d.Error)
+		case d.Sum != r.sum:
+			return nil, fmt.Errorf("%s@%s has hash %s, the generator pins %s", modulePath, r.version, d.Sum, r.sum)
+		case d.Dir == "":
+			return nil, fmt.Errorf("%s@%s: no module directory", modulePath, r.version)
+		}
+		dirs[r.version] = d.Dir
 	}
-	if r.webhook {
-		all = append(all, certSecretRole())
+	if runErr != nil {
+		return nil, fmt.Errorf("go %v: %w (stderr: %s)", args, runErr, stderr.String())
 	}
-	all = append(all, coreClusterRole(r), extensionsClusterRole())
-	if r.webhook {
-		all = append(all, certSecretRoleBinding())
-	}
-	all = append(all, clusterRoleBinding(coreRole), clusterRoleBinding(extensionsRole), metricsService())
-	if r.webhook {
-		all = append(all, webhookService())
-	}
-	all = append(all, deployment(r, true))
-
-	return map[string][]object{
-		assetSandbox:    core,
-		assetExtensions: extensions,
-		assetAll:        all,
-	}, nil
+	return dirs, nil
 }
