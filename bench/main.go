@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/selfstats"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
@@ -215,9 +216,9 @@ func runBench(ctx context.Context, o options) (*Results, error) {
 				typed = append(typed, s)
 			}
 		}
-		// The stand-in controller runs in this process for this scenario only.
+		// The release's controller runs for this scenario only.
 		sopts := topts
-		sopts.Kubeconfig, sopts.NoCRDs, sopts.Controller = env.Kubeconfig, true, testenv.DefaultController
+		sopts.Kubeconfig, sopts.NoCRDs, sopts.Controller = env.Kubeconfig, true, testenv.RealController(releases.Default, topts.RepoRoot)
 		simEnv, err := testenv.Start(ctx, sopts)
 		if err != nil {
 			return b.res, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
@@ -89,9 +90,9 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 		Dir:             o.Dir,
 		LocalclusterBin: o.LocalclusterBin,
 		// agentsandbox_controller installs the CRDs, as it would on GKE;
-		// the stand-in waits until they are served.
+		// the release's controller starts once they are served.
 		NoCRDs:         true,
-		Controller:     testenv.DefaultController,
+		Controller:     testenv.RealController(releases.Default, o.RepoRoot),
 		ControllerWait: -1,
 		Log:            s.log,
 	})
@@ -213,8 +214,9 @@ func (s *Stack) Describe() []string {
 			s.ClusterName() + " points at the local control plane. Node pools created there get no VMs and no nodes: " +
 			"the kwok gvisor-pool-N nodes stand in for them.",
 		"agent-sandbox controller: agentsandbox_controller installs the release's CRDs, RBAC and Deployment for real, " +
-			"but its pod lands on a fake node and never runs. sandboxsim, a test-only STAND-IN for the upstream " +
-			"controller, reconciles sandboxes, templates, warm pools and claims instead.",
+			"but its pod lands on a fake node and never runs. The same release's REAL controller (upstream's " +
+			"cmd/agent-sandbox-controller " + releases.Default.Name + ", built from the Go module proxy) runs on this " +
+			"machine, out of cluster, and reconciles sandboxes, templates, warm pools and claims instead.",
 		"Release assets: offline stand-ins for the agent-sandbox release files (generated from this repository's CRDs, " +
 			"not upstream's files), served at " + s.ReleaseURL + "/<tag>/<asset>, the same layout as a mirror for an " +
 			"air-gapped install.",

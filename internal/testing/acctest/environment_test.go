@@ -298,12 +298,12 @@ func TestAccEnvironment_networkPolicyAcceptedAndReadBack(t *testing.T) {
 	}
 }
 
-// TestAccEnvironment_standInControllerReconciles proves the harness runs a
+// TestAccEnvironment_controllerReconciles proves the harness runs a
 // controller for the agent-sandbox API: a Sandbox becomes Ready through a
-// pod that the stand-in creates and kwok runs.
-func TestAccEnvironment_standInControllerReconciles(t *testing.T) {
-	if os.Getenv(testenv.NoSimVar) == "1" {
-		t.Skipf("%s=1: no stand-in controller in this run", testenv.NoSimVar)
+// pod that the release's controller creates and kwok runs.
+func TestAccEnvironment_controllerReconciles(t *testing.T) {
+	if os.Getenv(testenv.NoControllerVar) == "1" {
+		t.Skipf("%s=1: no controller in this run", testenv.NoControllerVar)
 	}
 	dyn := Dynamic(t)
 	ns := Namespace(t)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
 
@@ -293,7 +294,8 @@ func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	return testenv.Start(ctx, testenv.Options{
 		RepoRoot:   root,
 		Kubeconfig: cluster.kubeconfig,
-		Controller: testenv.DefaultController,
+		Profile:    &releases.Default,
+		Controller: testenv.RealController(releases.Default, root),
 	})
 }
 

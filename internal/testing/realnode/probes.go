@@ -23,8 +23,8 @@ import (
 //	          a policy with allow_internet only, default ingress
 //	managed   the warm pool's sandbox of the template "e2e-managed", whose network
 //	          policy management is "Managed" without network_policy: the policy is
-//	          the controller's default (here written by the test's stand-in
-//	          controller, internal/testing/sandboxsim, modelled on upstream's)
+//	          the controller's default (written by the release's real
+//	          controller, run by the test harness)
 //	control   a pod in the sandboxes' namespace that no policy selects: it must
 //	          reach everything a sandbox is refused, or a refusal would prove
 //	          nothing

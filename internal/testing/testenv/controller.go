@@ -4,39 +4,58 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
 )
 
-// Controller is a controller run in-process for the duration of an
-// environment. It is an interface rather than a direct call so that the
-// harness does not depend on which stand-in exists (or whether one exists
-// yet), and so that a test of the harness can substitute its own.
+// Controller is the agent-sandbox controller run for the duration of an
+// environment (RealController: upstream's own, of the environment's
+// release). It is an interface so that a test of the harness can substitute
+// its own.
 type Controller interface {
 	// Name is shown in the harness's log.
 	Name() string
 	// Run reconciles until ctx is cancelled and then returns; an error
 	// returned before cancellation means the controller failed. It calls
-	// reconciling (which does not block) once it actually reconciles, e.g.
-	// after winning leader election; the harness waits for that before the
-	// tests start, so a test never races the controller's start-up.
-	Run(ctx context.Context, cfg *rest.Config, reconciling func()) error
+	// reconciling (which does not block) once it actually reconciles; the
+	// harness waits for that before the tests start, so a test never races
+	// the controller's start-up.
+	Run(ctx context.Context, h Host, reconciling func()) error
+}
+
+// Host is what the environment gives its controller.
+type Host struct {
+	// Config and Kubeconfig reach the cluster.
+	Config     *rest.Config
+	Kubeconfig string
+	// Dir is a directory of the controller's own (logs, certificates), kept
+	// with the run directory after a failure.
+	Dir string
+	// Environ marks a process as one of the run's (leak detection); a
+	// controller that starts processes adds it to their environment.
+	Environ []string
+	// WebhookPort is the 127.0.0.1 port that the release's conversion
+	// webhook Service is routed to (0: no route; see serviceRoute).
+	WebhookPort int
+	// Log receives progress.
+	Log io.Writer
 }
 
 // ControllerFunc adapts a plain function to Controller.
 type ControllerFunc struct {
 	Label string
-	Fn    func(ctx context.Context, cfg *rest.Config, reconciling func()) error
+	Fn    func(ctx context.Context, h Host, reconciling func()) error
 }
 
 // Name implements Controller.
 func (c ControllerFunc) Name() string { return c.Label }
 
 // Run implements Controller.
-func (c ControllerFunc) Run(ctx context.Context, cfg *rest.Config, reconciling func()) error {
-	return c.Fn(ctx, cfg, reconciling)
+func (c ControllerFunc) Run(ctx context.Context, h Host, reconciling func()) error {
+	return c.Fn(ctx, h, reconciling)
 }
 
 // runningController is a Controller started in a goroutine.
@@ -51,13 +70,14 @@ type runningController struct {
 // startController runs c until stop. It is detached from ctx's cancellation
 // (ctx only bounds start-up): the controller must outlive the start call and
 // is stopped explicitly, after the tests, by Env.Stop.
-func startController(ctx context.Context, c Controller, cfg *rest.Config) *runningController {
+func startController(ctx context.Context, c Controller, h Host) *runningController {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rc := &runningController{name: c.Name(), cancel: cancel, reconciling: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
 	go func() {
 		defer close(rc.done)
-		rc.err = c.Run(rctx, rest.CopyConfig(cfg), func() { once.Do(func() { close(rc.reconciling) }) })
+		h.Config = rest.CopyConfig(h.Config)
+		rc.err = c.Run(rctx, h, func() { once.Do(func() { close(rc.reconciling) }) })
 	}()
 	return rc
 }
@@ -78,7 +98,7 @@ func (rc *runningController) waitReconciling(ctx context.Context, timeout time.D
 			return true, nil
 		default:
 		}
-		return false, fmt.Errorf("stand-in controller %s stopped during start-up: %w", rc.name, rc.err)
+		return false, fmt.Errorf("controller %s stopped during start-up: %w", rc.name, rc.err)
 	case <-ctx.Done():
 		return false, ctx.Err()
 	case <-time.After(timeout):
@@ -101,15 +121,15 @@ func (rc *runningController) stop(timeout time.Duration) error {
 	select {
 	case <-rc.done:
 	case <-time.After(timeout):
-		return fmt.Errorf("stand-in controller %s did not stop within %s", rc.name, timeout)
+		return fmt.Errorf("controller %s did not stop within %s", rc.name, timeout)
 	}
 	switch {
 	case failedEarly && rc.err == nil:
-		return fmt.Errorf("stand-in controller %s stopped on its own while the tests ran", rc.name)
+		return fmt.Errorf("controller %s stopped on its own while the tests ran", rc.name)
 	case failedEarly:
-		return fmt.Errorf("stand-in controller %s failed while the tests ran: %w", rc.name, rc.err)
+		return fmt.Errorf("controller %s failed while the tests ran: %w", rc.name, rc.err)
 	case rc.err != nil && !errors.Is(rc.err, context.Canceled):
-		return fmt.Errorf("stand-in controller %s: %w", rc.name, rc.err)
+		return fmt.Errorf("controller %s: %w", rc.name, rc.err)
 	}
 	return nil
 }

@@ -3,6 +3,10 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/realcontroller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
@@ -37,67 +43,75 @@ func SandboxCRDs() ([]*unstructured.Unstructured, error) {
 	return crdsToUnstructured(typed)
 }
 
-// crds returns the CRDs of the environment's profile (SandboxCRDs without
-// one). A profile that serves v1alpha1 gets its conversion webhook started
-// here, for the life of the environment. On the local cluster the CRDs name
-// the webhook as the release does, by its Service, which the harness creates
-// and routes to the webhook (serviceRoute); on a cluster the caller names,
-// whose API server cannot reach this machine's loopback through a Service,
-// they name its URL.
-func (e *Env) crds(ctx context.Context, cfg *rest.Config) ([]*unstructured.Unstructured, error) {
+// crds returns the CRDs of the environment's release, as the release ships
+// them (SandboxCRDs without one).
+func (e *Env) crds(ctx context.Context) ([]*unstructured.Unstructured, error) {
 	if e.opts.Profile == nil {
 		return SandboxCRDs()
 	}
-	var wh *releases.Webhook
-	if e.opts.Profile.ServesV1alpha1 {
-		if e.webhook == nil {
-			w, err := startConversionWebhook()
-			if err != nil {
-				return nil, fmt.Errorf("starting the conversion webhook: %w", err)
-			}
-			e.webhook = w
-			e.logf("conversion webhook (v1alpha1 <-> v1beta1) serving at %s", w.wh.URL)
-		}
-		w := e.webhook.wh
-		if e.bin != "" {
-			if err := e.routeWebhookService(ctx, cfg); err != nil {
-				return nil, err
-			}
-			svc := releases.UpstreamWebhookService
-			w.Service = &svc
-		}
-		wh = &w
-	}
-	typed, err := e.opts.Profile.CRDs(wh)
+	return ReleaseCRDs(ctx, *e.opts.Profile)
+}
+
+// ReleaseCRDs returns the four CRDs of release p as upstream's module has
+// them (k8s/crds/*.yaml at the release's tag, the files its release assets
+// are rendered from), as unstructured objects for apply.
+func ReleaseCRDs(ctx context.Context, p releases.Profile) ([]*unstructured.Unstructured, error) {
+	dir, err := realcontroller.ModuleDir(ctx, p.Name)
 	if err != nil {
 		return nil, err
 	}
-	return crdsToUnstructured(typed)
+	files, err := filepath.Glob(filepath.Join(dir, "k8s", "crds", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		unstructured.RemoveNestedField(u.Object, "status")
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		out = append(out, u)
+	}
+	if len(out) != len(sandboxCRDNames) {
+		return nil, fmt.Errorf("agent-sandbox %s: %d CRD files in %s, want %d", p.Name, len(out), filepath.Join(dir, "k8s", "crds"), len(sandboxCRDNames))
+	}
+	return out, nil
 }
 
-// routeWebhookService creates the release's webhook Service on the local
-// cluster and routes the API server's connections to it to the webhook.
-func (e *Env) routeWebhookService(ctx context.Context, cfg *rest.Config) error {
-	if e.route != nil {
+// routeWebhookService creates the release's conversion webhook Service
+// (namespace agent-sandbox-system, which the controller also needs for its
+// certificate Secret) and, on the local cluster, routes the API server's
+// connections to it to port on 127.0.0.1, where the release's controller
+// serves its webhook.
+func (e *Env) routeWebhookService(ctx context.Context, cfg *rest.Config, port int) error {
+	svc := webhookService
+	ip, err := ensureWebhookService(ctx, cfg, svc)
+	if err != nil {
+		return err
+	}
+	if e.bin == "" {
+		e.logf("conversion webhook Service %s/%s not routed: the API server of a given cluster cannot reach this machine's loopback, "+
+			"so v1alpha1 requests fail there", svc.Namespace, svc.Name)
 		return nil
 	}
 	socket, err := egressSocket(e.Dir)
 	if err != nil {
 		return err
 	}
-	svc := releases.UpstreamWebhookService
-	ip, err := ensureWebhookService(ctx, cfg, svc)
-	if err != nil {
-		return err
-	}
-	backend := strings.TrimSuffix(strings.TrimPrefix(e.webhook.wh.URL, "https://"), "/convert")
+	backend := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	r, err := startServiceRoute(socket, hostPort(ip, svc.Port), backend)
 	if err != nil {
 		return err
 	}
 	e.route = r
-	e.logf("conversion webhook reached as the release names it, Service %s/%s (%s), routed from the cluster egress %s",
-		svc.Namespace, svc.Name, r.target, socket)
+	e.logf("conversion webhook reached as the release names it, Service %s/%s (%s), routed from the cluster egress %s to the controller's webhook at %s",
+		svc.Namespace, svc.Name, r.target, socket, backend)
 	return nil
 }
 

@@ -1,7 +1,10 @@
 // Package testenv starts and stops the environment the acceptance tests run
 // against: a Kubernetes API server (the local control plane from
-// internal/devenv/localcluster, or a cluster the caller names), the agent-sandbox
-// CRDs, and the in-process stand-in controller (internal/testing/sandboxsim).
+// internal/devenv/localcluster, or a cluster the caller names), the CRDs of an
+// upstream agent-sandbox release as the release ships them, and that
+// release's own controller (upstream's cmd/agent-sandbox-controller, built
+// from the Go module proxy by internal/devenv/realcontroller and run out of
+// cluster; RealController).
 //
 // It is the one mechanism behind both entry points: the testenv command that
 // `make test` wraps around `go test ./...`, and acctest.Main, which lets
@@ -21,7 +24,8 @@
 //
 //	AGENTSANDBOX_TEST_KUBECONFIG, KUBECONFIG  use this cluster instead of starting one
 //	AGENTSANDBOX_LOCALCLUSTER_BIN             the localcluster binary (else build.sh builds it)
-//	AGENTSANDBOX_TEST_NO_SIM=1                do not run the stand-in controller
+//	AGENTSANDBOX_TEST_RELEASE                 the release to run (v0.5.0 ... v1.0.3; default the newest)
+//	AGENTSANDBOX_TEST_NO_CONTROLLER=1         do not run the release's controller
 //	AGENTSANDBOX_TEST_NO_CRDS=1               do not install the CRDs (e.g. the real controller owns them)
 //	AGENTSANDBOX_TEST_KEEP=1                  keep the run directory (logs, etcd data) after teardown
 //

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/realcontroller"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
@@ -26,15 +27,15 @@ import (
 const (
 	KubeconfigVar      = "AGENTSANDBOX_TEST_KUBECONFIG"
 	LocalclusterBinVar = "AGENTSANDBOX_LOCALCLUSTER_BIN"
-	NoSimVar           = "AGENTSANDBOX_TEST_NO_SIM"
+	NoControllerVar    = "AGENTSANDBOX_TEST_NO_CONTROLLER"
 	NoCRDsVar          = "AGENTSANDBOX_TEST_NO_CRDS"
 	KeepVar            = "AGENTSANDBOX_TEST_KEEP"
-	// ProfileVar names the upstream release profile the environment stands
-	// in for (package releases: v0.5.0, v0.5.3, v0.5.6, v1.0, or any release
-	// they cover); empty means releases.Default. It selects the CRDs
-	// installed and the stand-in controller's behaviour, and is passed on to
-	// the processes of the run so tests can read it (ProfileFromEnv).
-	ProfileVar = "AGENTSANDBOX_TEST_PROFILE"
+	// ProfileVar names the upstream release the environment runs (package
+	// releases: v0.5.0 ... v1.0.3); empty means releases.Default, the newest.
+	// It selects the CRDs installed and the controller built and run, and is
+	// passed on to the processes of the run so tests can read it
+	// (ProfileFromEnv).
+	ProfileVar = "AGENTSANDBOX_TEST_RELEASE"
 	// MarkerVar is set to the run id on every process a run starts. Its
 	// presence also tells a nested harness (acctest.Main inside a test
 	// binary started by the testenv command) that the environment is
@@ -52,7 +53,7 @@ const (
 	upTimeout         = 4 * time.Minute
 	downTimeout       = 2 * time.Minute
 	crdTimeout        = time.Minute
-	controllerTimeout = 30 * time.Second
+	controllerTimeout = 2 * time.Minute
 	leakGrace         = 5 * time.Second
 )
 
@@ -75,15 +76,15 @@ type Options struct {
 	Dir string
 	// NoCRDs skips installing the agent-sandbox CRDs.
 	NoCRDs bool
-	// Profile is the upstream release the environment stands in for: its
-	// CRDs are installed (for a v0.5.x profile with the v1alpha1 version and
-	// a conversion webhook the harness serves on 127.0.0.1 for the run; on
-	// the local cluster the CRDs reach it through the release's own webhook
-	// Service, see serviceRoute).
-	// nil installs the project's v1beta1-only CRDs (the v1.0 shape) and
-	// serves no webhook. The Controller is chosen separately (SimController).
+	// Profile is the upstream release the environment runs: its CRDs are
+	// installed as the release ships them (for a v0.5.x release with the
+	// v1alpha1 version and a conversion webhook, which the release's
+	// controller serves; on the local cluster the CRDs reach it through the
+	// release's own webhook Service, see serviceRoute). nil installs the
+	// project's v1beta1-only CRDs. The Controller is chosen separately
+	// (RealController).
 	Profile *releases.Profile
-	// Controller runs the stand-in controller; nil runs none.
+	// Controller is run for the environment; nil runs none.
 	Controller Controller
 	// ControllerWait bounds how long Start waits for the controller to
 	// reconcile: 0 means 30 s, a negative value means not at all. The
@@ -100,8 +101,8 @@ type Options struct {
 
 // OptionsFromEnv reads the options from the environment variables listed in
 // the package comment, with the repository found from the working
-// directory. The stand-in controller is DefaultController unless
-// AGENTSANDBOX_TEST_NO_SIM=1.
+// directory. The controller is the release's own (RealController) unless
+// AGENTSANDBOX_TEST_NO_CONTROLLER=1.
 func OptionsFromEnv() (Options, error) {
 	root, err := FindRepoRoot()
 	if err != nil {
@@ -118,8 +119,8 @@ func OptionsFromEnv() (Options, error) {
 		return Options{}, err
 	}
 	o.Profile = &p
-	if os.Getenv(NoSimVar) != "1" {
-		o.Controller = SimController(p)
+	if os.Getenv(NoControllerVar) != "1" {
+		o.Controller = RealController(p, root)
 	}
 	o.Kubeconfig, err = GivenKubeconfig()
 	return o, err
@@ -209,7 +210,6 @@ type Env struct {
 	bin      string // localcluster binary, "" for a given cluster
 	watchdog *watchdog
 	ctrl     *runningController
-	webhook  *conversionWebhook
 	route    *serviceRoute
 	mem      *memorySampler
 
@@ -245,11 +245,21 @@ func (e *Env) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	host := Host{Config: cfg, Kubeconfig: e.Kubeconfig, Environ: []string{e.marker()}, Log: prefixWriter(e.log, "testenv: ")}
+	if b, ok := e.opts.Controller.(interface {
+		build(context.Context, Host) error
+	}); ok {
+		// Before anything waits on the controller: a cold build takes
+		// minutes and is logged once.
+		if err := b.build(ctx, host); err != nil {
+			return err
+		}
+	}
 	if e.opts.NoCRDs {
 		e.logf("agent-sandbox CRDs not installed by the harness (Options.NoCRDs, %s=1): whatever runs inside installs them", NoCRDsVar)
 	} else {
 		t0 := time.Now()
-		objs, err := e.crds(ctx, cfg)
+		objs, err := e.crds(ctx)
 		if err != nil {
 			return err
 		}
@@ -257,18 +267,31 @@ func (e *Env) start(ctx context.Context) error {
 			return err
 		}
 		if e.opts.Profile != nil {
-			e.logf("%d CRDs of release profile %s established in %s", len(objs), e.opts.Profile, since(t0))
+			e.logf("%d CRDs of agent-sandbox %s established in %s", len(objs), e.opts.Profile, since(t0))
 		} else {
 			e.logf("%d CRDs established in %s", len(objs), since(t0))
 		}
 	}
 
 	if e.opts.Controller == nil {
-		e.logf("no stand-in controller (%s=1 or none linked in)", NoSimVar)
+		e.logf("no agent-sandbox controller (%s=1)", NoControllerVar)
 		return nil
 	}
+	if e.opts.Profile != nil && e.opts.Profile.ServesV1alpha1 {
+		if host.WebhookPort, err = realcontroller.FreePort(); err != nil {
+			return err
+		}
+		if err := e.routeWebhookService(ctx, cfg, host.WebhookPort); err != nil {
+			return err
+		}
+	}
+	if e.Dir != "" {
+		host.Dir = filepath.Join(e.Dir, "agent-sandbox-controller")
+	} else if host.Dir, err = os.MkdirTemp("", "agent-sandbox-controller-"); err != nil {
+		return err
+	}
 	t0 := time.Now()
-	e.ctrl = startController(ctx, e.opts.Controller, cfg)
+	e.ctrl = startController(ctx, e.opts.Controller, host)
 	wait := e.opts.ControllerWait
 	if wait < 0 {
 		e.logf("%s started; not waiting for it to reconcile", e.opts.Controller.Name())
@@ -410,13 +433,6 @@ func (e *Env) stop(ctx context.Context) error {
 	}
 	if err := e.route.stop(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping the webhook Service route: %w", err))
-	}
-	if e.webhook != nil {
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := e.webhook.stop(wctx); err != nil {
-			errs = append(errs, fmt.Errorf("stopping the conversion webhook: %w", err))
-		}
-		cancel()
 	}
 	if e.mem != nil {
 		e.logf("%s", e.mem.stop().summary())

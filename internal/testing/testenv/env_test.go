@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 )
 
 // A kubeconfig that parses but points nowhere reachable: these tests never
@@ -51,7 +50,8 @@ func TestStart_GivenCluster_ControllerLifecycle(t *testing.T) {
 	kc := writeKubeconfig(t)
 	var gotHost string
 	stopped := make(chan struct{})
-	ctrl := ControllerFunc{Label: "fake", Fn: func(ctx context.Context, cfg *rest.Config, reconciling func()) error {
+	ctrl := ControllerFunc{Label: "fake", Fn: func(ctx context.Context, h Host, reconciling func()) error {
+		cfg := h.Config
 		gotHost = cfg.Host
 		reconciling()
 		reconciling() // a second leadership must not panic
@@ -93,7 +93,7 @@ func TestStart_GivenCluster_ControllerLifecycle(t *testing.T) {
 func TestStop_ReportsControllerThatDiedEarly(t *testing.T) {
 	kc := writeKubeconfig(t)
 	died := make(chan struct{})
-	ctrl := ControllerFunc{Label: "flaky", Fn: func(ctx context.Context, _ *rest.Config, reconciling func()) error {
+	ctrl := ControllerFunc{Label: "flaky", Fn: func(ctx context.Context, _ Host, reconciling func()) error {
 		reconciling()
 		defer close(died)
 		return errors.New("lost the lease and gave up")
@@ -112,7 +112,7 @@ func TestStop_ReportsControllerThatDiedEarly(t *testing.T) {
 
 func TestStart_ControllerFailingAtStartup(t *testing.T) {
 	kc := writeKubeconfig(t)
-	ctrl := ControllerFunc{Label: "broken", Fn: func(context.Context, *rest.Config, func()) error {
+	ctrl := ControllerFunc{Label: "broken", Fn: func(context.Context, Host, func()) error {
 		return errors.New("bad scheme")
 	}}
 	_, err := Start(context.Background(), Options{Kubeconfig: kc, NoCRDs: true, Controller: ctrl, Log: &bytes.Buffer{}})
@@ -174,7 +174,7 @@ func TestStart_FixedDirNoControllerWait(t *testing.T) {
 	root := t.TempDir()
 	bin := writeFakeLocalcluster(t, root)
 	dir := filepath.Join(root, "demo", "cluster")
-	ctrl := ControllerFunc{Label: "waits for CRDs", Fn: func(ctx context.Context, _ *rest.Config, _ func()) error {
+	ctrl := ControllerFunc{Label: "waits for CRDs", Fn: func(ctx context.Context, _ Host, _ func()) error {
 		<-ctx.Done() // never reconciles
 		return nil
 	}}

@@ -21,23 +21,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
+// webhookServiceRef names the Service a v0.5.x release's CRDs send their
+// ConversionReviews to.
+type webhookServiceRef struct {
+	Namespace, Name string
+	Port            int32
+}
+
+// webhookService is where every v0.5.x release points its CRDs' conversion
+// webhook (k8s/crds/agents.x-k8s.io_sandboxes.yaml:8029-8040 at v0.5.0, the
+// same in the other CRDs and releases; the Service is k8s/controller.yaml
+// at v0.5.6: port 443 to 9443).
+var webhookService = webhookServiceRef{Namespace: "agent-sandbox-system", Name: "agent-sandbox-webhook-service", Port: 443}
+
 // serviceRoute makes one Service of the local cluster reachable by its API
-// server, so a v0.5.x profile's CRDs can name their conversion webhook as the
-// release does (the Service agent-sandbox-system/agent-sandbox-webhook-service)
-// instead of a URL: a URL-based webhook merged with a release bundle's
-// Service-based one is refused by the API server ("exactly one of url or
-// service"), which is what agentsandbox_controller's tests do.
+// server, so a v0.5.x release's CRDs reach their conversion webhook as the
+// release has them (the Service agent-sandbox-system/agent-sandbox-webhook-service),
+// served by the release's own controller running out of cluster.
 //
 // The local control plane sends everything addressed to the cluster network
 // (webhooks reached through a Service among it) over HTTP CONNECT to the unix
 // socket of its "cluster" egress selector, where nobody listens
 // (internal/devenv/localcluster/cluster/components.go, egressSelectorConfig).
 // The route listens there and splices a CONNECT to the Service's ClusterIP
-// and port to the harness's webhook on 127.0.0.1; every other destination is
+// and port to the controller's webhook on 127.0.0.1; every other destination is
 // refused at once with 502, as it was without a listener.
 type serviceRoute struct {
 	ln      net.Listener
@@ -70,7 +79,7 @@ func egressSocket(dir string) (string, error) {
 // release's manifest has them (k8s/controller.yaml:129-141 at v0.5.6:
 // selector app=agent-sandbox-controller, port 443 to 9443) if they do not
 // exist, and returns the Service's ClusterIP.
-func ensureWebhookService(ctx context.Context, cfg *rest.Config, svc releases.WebhookService) (string, error) {
+func ensureWebhookService(ctx context.Context, cfg *rest.Config, svc webhookServiceRef) (string, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return "", err

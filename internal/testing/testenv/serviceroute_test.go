@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // TestServiceRoute_ConnectsOnlyTheTarget checks the CONNECT handling alone:
@@ -96,10 +94,11 @@ func TestServiceRoute_ConnectsOnlyTheTarget(t *testing.T) {
 }
 
 // TestServiceRoute_APIServerConvertsThroughTheReleaseService runs inside an
-// environment of a v0.5.x profile on the local cluster (make test, make
+// environment of a v0.5.x release on the local cluster (make
 // testacc-releases): the CRDs name their conversion webhook by the release's
 // Service, and a v1beta1 Sandbox read as v1alpha1 comes back converted, so
-// the API server reached the harness's webhook through that Service.
+// the API server reached the release controller's own webhook through that
+// Service, with the CA the controller patched into the CRD.
 func TestServiceRoute_APIServerConvertsThroughTheReleaseService(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" || !Managed() {
 		t.Skip("acceptance test: runs inside a testenv environment (make test) with TF_ACC=1")
@@ -109,7 +108,7 @@ func TestServiceRoute_APIServerConvertsThroughTheReleaseService(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !p.ServesV1alpha1 {
-		t.Skipf("profile %s serves no v1alpha1, so there is no conversion webhook", p.Name)
+		t.Skipf("agent-sandbox %s serves no v1alpha1, so there is no conversion webhook", p.Name)
 	}
 	kc, err := GivenKubeconfig()
 	if err != nil || kc == "" {
@@ -133,8 +132,8 @@ func TestServiceRoute_APIServerConvertsThroughTheReleaseService(t *testing.T) {
 		// A cluster the caller named: the harness names its URL there.
 		t.Skipf("the CRD names the webhook by URL (%s): not the local cluster", url)
 	}
-	want := releases.UpstreamWebhookService
-	if svc["namespace"] != want.Namespace || svc["name"] != want.Name || svc["path"] != want.Path {
+	want := webhookService
+	if svc["namespace"] != want.Namespace || svc["name"] != want.Name || svc["path"] != "/convert" {
 		t.Fatalf("CRD conversion webhook service = %v, want %+v", svc, want)
 	}
 
