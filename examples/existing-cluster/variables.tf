@@ -19,7 +19,7 @@ variable "namespace" {
 variable "agent_sandbox_version" {
   description = "Release of the open-source agent-sandbox controller to install."
   type        = string
-  default     = "v1.0.7"
+  default     = "v1.0.3"
 }
 
 variable "release_base_url" {

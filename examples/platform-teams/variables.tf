@@ -15,7 +15,7 @@ variable "cluster" {
 
 variable "agent_sandbox_version" {
   type    = string
-  default = "v1.0.7"
+  default = "v1.0.3"
 }
 
 variable "release_base_url" {

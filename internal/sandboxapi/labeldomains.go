@@ -5,11 +5,12 @@ import "strings"
 // The controller's optional configuration: the label domains a
 // SandboxClaim's additionalPodMetadata may use.
 //
-// Every v0.5.x release's extensions controller Deployment mounts the
-// ConfigMap ConfigMapName, optionally, at ConfigMountPath
-// (k8s/extensions.controller.yaml:33-41 at v0.5.0 and v0.5.1, :36-44 at
-// v0.5.2..v0.5.6; the all-in-one asset gets the same mount from the patch in
-// k8s/kustomization.yaml:41-63 at v0.5.2..v0.5.6). The core-only Deployment
+// Every release's extensions controller Deployment, v0.5.0 to v1.0.3, mounts
+// the ConfigMap ConfigMapName, optionally, at ConfigMountPath
+// (k8s/extensions.controller.yaml:33-41 at v0.5.0, v0.5.1 and v1.0.1, :36-44
+// at v0.5.2..v0.5.6, :39-51 at v1.0.3; the all-in-one asset gets the same
+// mount from the patch in k8s/kustomization.yaml:41-63 at v0.5.2..v0.5.6,
+// :38-60 at v1.0.1 and v1.0.3). The core-only Deployment
 // (k8s/controller.yaml, the sandbox.yaml / manifest.yaml asset) mounts
 // nothing: without the extensions no claim controller reads it.
 //

@@ -2,4 +2,4 @@
 # the import applies the release (taking ownership of the objects, rewriting
 # only those that differ) and records the inventory; until then destroy
 # deletes nothing.
-terraform import agentsandbox_controller.this agent-sandbox-system/v1.0.7
+terraform import agentsandbox_controller.this agent-sandbox-system/v1.0.3

@@ -1,7 +1,7 @@
-# Install the open-source agent-sandbox controller (v1.0.7) with its CRDs
+# Install the open-source agent-sandbox controller (v1.0.3) with its CRDs
 # and extensions, from the project's GitHub releases, pinned by checksum.
 resource "agentsandbox_controller" "this" {
-  version         = "v1.0.7"
+  version         = "v1.0.3"
   manifest_sha256 = var.agent_sandbox_manifest_sha256
 
   # Claims may label their pods in these domains (and their subdomains);
@@ -9,7 +9,8 @@ resource "agentsandbox_controller" "this" {
   allowed_label_domains = ["sandbox.users.io", "agents.example.com"]
 
   controller = {
-    args     = ["--kube-api-qps=100", "--kube-api-burst=200"]
+    # Many warm pools: reconcile four at a time (upstream's default is one).
+    args     = ["--sandbox-warm-pool-concurrent-workers=4"]
     replicas = 2
     resources = {
       requests = { cpu = "200m", memory = "256Mi" }
@@ -31,7 +32,7 @@ variable "agent_sandbox_manifest_sha256" {
 # Alternatively (one controller per cluster), for an air-gapped cluster:
 # release assets and images come from internal mirrors.
 resource "agentsandbox_controller" "mirrored" {
-  version          = "v1.0.7"
+  version          = "v1.0.3"
   release_base_url = "https://artifacts.internal.example/agent-sandbox/releases"
   image_registry   = "registry.internal.example/k8s"
 

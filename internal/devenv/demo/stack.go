@@ -130,7 +130,7 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 
 // ReleaseHandler serves the offline bundles the way upstream's GitHub
 // releases are laid out: GET <base>/<tag>/<asset>, e.g.
-// /v1.0.7/sandbox-with-extensions.yaml. A mirror for an air-gapped
+// /v1.0.3/sandbox-with-extensions.yaml. A mirror for an air-gapped
 // install has the same shape.
 func ReleaseHandler() http.Handler {
 	return http.FileServerFS(bundles.FS())

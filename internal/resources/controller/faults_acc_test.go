@@ -37,7 +37,7 @@ func TestAccController_throughFaults(t *testing.T) {
 	config := func(replicas int) string {
 		return provider + fmt.Sprintf(`
 resource "agentsandbox_controller" "test" {
-  version          = "v1.0.7"
+  version          = "v1.0.3"
   release_base_url = %q
   controller       = { replicas = %d }
 }

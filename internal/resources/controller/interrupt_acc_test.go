@@ -64,7 +64,7 @@ func TestAccController_interruptedInstall(t *testing.T) {
 }
 
 // cliInstallConfig is a whole configuration for the terraform CLI (acctest.TFWork):
-// an agentsandbox_controller installing v1.0.7 from the test's release server
+// an agentsandbox_controller installing v1.0.3 from the test's release server
 // at releaseURL, with extra lines inside the resource. The pods fit no node
 // when extra says so, which keeps the install waiting for its Deployment.
 func cliInstallConfig(releaseURL, extra string) string {
@@ -81,7 +81,7 @@ provider "agentsandbox" {
 }
 
 resource "agentsandbox_controller" "test" {
-  version          = "v1.0.7"
+  version          = "v1.0.3"
   release_base_url = %q
 %s
 }

@@ -31,7 +31,7 @@ func names(entries []inventoryEntry) []string {
 // TestRemovedEntries_V05ToV10 is the prune of the upgrade: the conversion
 // webhook's Service, then its RoleBinding, then its Role.
 func TestRemovedEntries_V05ToV10(t *testing.T) {
-	got := names(removedEntries(entriesOf(t, "v0.5.6"), entriesOf(t, "v1.0.7")))
+	got := names(removedEntries(entriesOf(t, "v0.5.6"), entriesOf(t, "v1.0.3")))
 	want := []string{
 		`Service "agent-sandbox-system/agent-sandbox-webhook-service"`,
 		`RoleBinding.rbac.authorization.k8s.io "agent-sandbox-system/agent-sandbox-controller"`,
@@ -40,10 +40,10 @@ func TestRemovedEntries_V05ToV10(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("pruned:\n got %q\nwant %q", got, want)
 	}
-	if r := removedEntries(entriesOf(t, "v1.0.7"), entriesOf(t, "v0.5.6")); len(r) != 0 {
+	if r := removedEntries(entriesOf(t, "v1.0.3"), entriesOf(t, "v0.5.6")); len(r) != 0 {
 		t.Errorf("a downgrade adds objects and prunes none, got %v", names(r))
 	}
-	if r := removedEntries(nil, entriesOf(t, "v1.0.7")); len(r) != 0 {
+	if r := removedEntries(nil, entriesOf(t, "v1.0.3")); len(r) != 0 {
 		t.Errorf("a first install prunes nothing, got %v", names(r))
 	}
 }
@@ -62,14 +62,14 @@ func TestInventoryKeyIgnoresAPIVersion(t *testing.T) {
 // TestMergeInventories: after a failed upgrade the state keeps every
 // object either version may have left, new entries winning, in apply order.
 func TestMergeInventories(t *testing.T) {
-	prior, next := entriesOf(t, "v0.5.6"), entriesOf(t, "v1.0.7")
+	prior, next := entriesOf(t, "v0.5.6"), entriesOf(t, "v1.0.3")
 	merged := mergeInventories(prior, next[:6]) // failed after six objects
 	if len(merged) != len(prior) {
 		t.Fatalf("%d entries, want %d", len(merged), len(prior))
 	}
 	for _, e := range merged {
 		inNext := slices.ContainsFunc(next[:6], func(n inventoryEntry) bool { return n.key() == e.key() })
-		if want := map[bool]string{true: "d-v1.0.7", false: "d-v0.5.6"}[inNext]; e.Digest != want {
+		if want := map[bool]string{true: "d-v1.0.3", false: "d-v0.5.6"}[inNext]; e.Digest != want {
 			t.Errorf("%s has digest %s, want %s", e, e.Digest, want)
 		}
 	}
@@ -79,7 +79,7 @@ func TestMergeInventories(t *testing.T) {
 }
 
 func TestDriftSummary(t *testing.T) {
-	entries := entriesOf(t, "v1.0.7")
+	entries := entriesOf(t, "v1.0.3")
 	entries[11].Drift = driftDeleted
 	entries[5].Drift = driftChanged
 	got := driftSummary(entries)
@@ -97,13 +97,13 @@ func TestCrossesV1(t *testing.T) {
 		prior, next string
 		want        bool
 	}{
-		{"v0.5.6", "v1.0.7", true},
-		{"", "v1.0.7", true}, // first install or import: a v0.5 install may have been there
-		{"v1.0.0", "v1.0.7", false},
-		{"v0.5.1", "v0.5.6", false},
-		{"v1.0.7", "v0.5.6", false}, // a downgrade brings the webhook back
+		{"v0.5.6", "v1.0.3", true},
+		{"", "v1.0.3", true}, // first install or import: a v0.5 install may have been there
+		{"v1.0.0", "v1.0.3", false},
+		{"v0.5.0", "v0.5.6", false},
+		{"v1.0.3", "v0.5.6", false}, // a downgrade brings the webhook back
 		{"v0.5.6", "v1.0.0-rc.1", true},
-		{"v1.0.0-rc.1", "v1.0.7", false},
+		{"v1.0.0-rc.1", "v1.0.3", false},
 	}
 	for _, c := range cases {
 		if got := crossesV1(c.prior, c.next); got != c.want {
@@ -116,7 +116,7 @@ func TestServesConversionWebhook(t *testing.T) {
 	if !servesConversionWebhook(bundleObjects(t, "v0.5.6", bundles.AssetAll)) {
 		t.Error("v0.5.6 converts through a webhook")
 	}
-	if servesConversionWebhook(bundleObjects(t, "v1.0.7", bundles.AssetAll)) {
-		t.Error("v1.0.7 has no conversion webhook")
+	if servesConversionWebhook(bundleObjects(t, "v1.0.3", bundles.AssetAll)) {
+		t.Error("v1.0.3 has no conversion webhook")
 	}
 }

@@ -133,7 +133,7 @@ func TestAccController_allowedLabelDomains(t *testing.T) {
 		CheckDestroy:             checkGone(controllerDeployment, sandboxConfig),
 		Steps: []resource.TestStep{
 			{
-				Config:           configRelease(rs.URL, "v1.0.7", two),
+				Config:           configRelease(rs.URL, "v1.0.3", two),
 				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory").AtMapKey(sandboxConfigKey).AtMapKey("kind"), knownvalue.StringExact("ConfigMap")),
@@ -155,13 +155,13 @@ func TestAccController_allowedLabelDomains(t *testing.T) {
 			},
 			{
 				// The same set in another order is no change at all.
-				Config:   configRelease(rs.URL, "v1.0.7", domainsAttr("agents.example.com", "sandbox.users.io")),
+				Config:   configRelease(rs.URL, "v1.0.3", domainsAttr("agents.example.com", "sandbox.users.io")),
 				PlanOnly: true,
 			},
 			{
 				// A third domain: an in-place update of the ConfigMap, and a
 				// rollout so that the controller reads it.
-				Config: configRelease(rs.URL, "v1.0.7", three),
+				Config: configRelease(rs.URL, "v1.0.3", three),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
@@ -187,7 +187,7 @@ func TestAccController_allowedLabelDomains(t *testing.T) {
 				// Deleted outside Terraform: the plan shows it, apply puts
 				// it back. The pod template did not change, so no rollout.
 				PreConfig: func() { acctest.Delete(t, sandboxConfig) },
-				Config:    configRelease(rs.URL, "v1.0.7", three),
+				Config:    configRelease(rs.URL, "v1.0.3", three),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
@@ -203,17 +203,17 @@ func TestAccController_allowedLabelDomains(t *testing.T) {
 			},
 			{
 				// Import reads the domains from the ConfigMap.
-				Config:                  configRelease(rs.URL, "v1.0.7", three),
+				Config:                  configRelease(rs.URL, "v1.0.3", three),
 				ResourceName:            resourceAddr,
 				ImportState:             true,
-				ImportStateId:           controllerNS + "/v1.0.7",
+				ImportStateId:           controllerNS + "/v1.0.3",
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"inventory", "applied_manifest_sha256", "release_base_url"},
 			},
 			{
 				// Removed: the ConfigMap is deleted and the controller rolled
 				// to start without it (the default domain again).
-				Config: configRelease(rs.URL, "v1.0.7"),
+				Config: configRelease(rs.URL, "v1.0.3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
@@ -236,7 +236,7 @@ func TestAccController_allowedLabelDomains(t *testing.T) {
 // k8s/controller.yaml mounts nothing), given as a file or chosen with
 // extensions = false.
 func TestAccController_allowedLabelDomainsNeedTheMount(t *testing.T) {
-	core, err := bundles.Read("v1.0.7", bundles.AssetSandbox)
+	core, err := bundles.Read("v1.0.3", bundles.AssetSandbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestAccController_allowedLabelDomainsNeedTheMount(t *testing.T) {
 			acctest.BadConfig{
 				Config: acctest.ConfigCompose(acctest.ProviderConfig(), fmt.Sprintf(`
 resource "agentsandbox_controller" "test" {
-  version               = "v1.0.7"
+  version               = "v1.0.3"
   manifest_file         = %q
   allowed_label_domains = ["sandbox.users.io", "agents.example.com"]
 }
@@ -260,7 +260,7 @@ resource "agentsandbox_controller" "test" {
 				Error: `(?s)Cannot configure the allowed label domains.*does not mount the ConfigMap\s+agent-sandbox-config at\s+/etc/sandbox-config`,
 			},
 			acctest.BadConfig{
-				Config: configRelease(rs.URL, "v1.0.7", domainsAttr("agents.example.com"), "  extensions = false"),
+				Config: configRelease(rs.URL, "v1.0.3", domainsAttr("agents.example.com"), "  extensions = false"),
 				Error:  `(?s)allowed_label_domains needs the extensions.*extensions = false`,
 			},
 		),
@@ -283,7 +283,7 @@ func TestAccController_claimLabelDomains(t *testing.T) {
 		}}}},
 	})
 	config := func(labels string) string {
-		return configRelease(rs.URL, "v1.0.7", domainsAttr("sandbox.users.io", "agents.example.com")) + fmt.Sprintf(`
+		return configRelease(rs.URL, "v1.0.3", domainsAttr("sandbox.users.io", "agents.example.com")) + fmt.Sprintf(`
 resource "agentsandbox_warm_pool" "p" {
   name       = "pool"
   namespace  = %[1]q
@@ -340,7 +340,7 @@ resource "agentsandbox_sandbox_claim" "c" {
 				// restarted controller is back to the default and refuses a
 				// claim in the removed domain. Deleted after the rollout, the
 				// new controller would have read the old domains.
-				Config: configRelease(rs.URL, "v1.0.7") + fmt.Sprintf(`
+				Config: configRelease(rs.URL, "v1.0.3") + fmt.Sprintf(`
 resource "agentsandbox_warm_pool" "p" {
   name       = "pool"
   namespace  = %[1]q

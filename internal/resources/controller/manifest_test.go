@@ -30,8 +30,8 @@ func keysOf(objs []object) []string {
 // counts per shape, and positions pointing at the object's first line.
 func TestParseManifest_Bundles(t *testing.T) {
 	want := map[string]int{
-		"v0.5.6/" + assetAll: 15, "v1.0.7/" + assetAll: 12,
-		"v0.5.1/" + assetLegacyCore: 10, "v0.5.1/" + assetExtensions: 6,
+		"v0.5.6/" + assetAll: 15, "v1.0.3/" + assetAll: 12,
+		"v0.5.0/" + assetLegacyCore: 10, "v0.5.0/" + assetExtensions: 6,
 	}
 	for _, v := range bundles.Versions() {
 		assets, err := bundles.Assets(v)
@@ -57,12 +57,12 @@ func TestParseManifest_Bundles(t *testing.T) {
 	}
 }
 
-// TestMergeFiles_LegacyReleaseEqualsAllInOne: the ≤ v0.5.1 pair applied in
+// TestMergeFiles_LegacyReleaseEqualsAllInOne: the ≤ v0.5.1 pair (v0.5.0's) applied in
 // order yields the same objects as the later all-in-one asset, with the
 // controller Deployment taken from extensions.yaml (--extensions).
 func TestMergeFiles_LegacyReleaseEqualsAllInOne(t *testing.T) {
-	core, _ := bundles.Read("v0.5.1", assetLegacyCore)
-	ext, _ := bundles.Read("v0.5.1", assetExtensions)
+	core, _ := bundles.Read("v0.5.0", assetLegacyCore)
+	ext, _ := bundles.Read("v0.5.0", assetExtensions)
 	all, _ := bundles.Read("v0.5.6", assetAll)
 	merged := mergeFiles([][]object{mustParse(t, "manifest.yaml", string(core)), mustParse(t, "extensions.yaml", string(ext))})
 	got, want := keysOf(merged), keysOf(mustParse(t, "all", string(all)))

@@ -82,8 +82,8 @@ func TestInventoryKey(t *testing.T) {
 }
 
 func TestInputsEqualAndKnown(t *testing.T) {
-	a := controllerModelFor(map[string]string{"version": "v1.0.7"})
-	b := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	a := controllerModelFor(map[string]string{"version": "v1.0.3"})
+	b := controllerModelFor(map[string]string{"version": "v1.0.3"})
 	b.Extensions = types.BoolValue(true) // the default, spelled out
 	b.Wait = types.BoolValue(false)      // not an input
 	if !inputsEqual(a, b) {
@@ -140,7 +140,7 @@ func TestSettingsExpand(t *testing.T) {
 	ctx := context.Background()
 	resType := controllerObjectType.AttrTypes["resources"].(types.ObjectType)
 	tolType := controllerObjectType.AttrTypes["tolerations"].(types.ListType).ElemType.(types.ObjectType)
-	m := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	m := controllerModelFor(map[string]string{"version": "v1.0.3"})
 	m.Controller = types.ObjectValueMust(controllerObjectType.AttrTypes, map[string]attr.Value{
 		"args":     types.ListValueMust(types.StringType, []attr.Value{types.StringValue("--a=1")}),
 		"replicas": types.Int64Value(3),

@@ -97,15 +97,15 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "`<namespace>/<version>`, e.g. `agent-sandbox-system/v1.0.7`; also the import ID.",
+				MarkdownDescription: "`<namespace>/<version>`, e.g. `agent-sandbox-system/v1.0.3`; also the import ID.",
 			},
 			"version": schema.StringAttribute{
 				Required: true,
-				MarkdownDescription: "Release tag to install, e.g. `v1.0.7`. Chooses the release assets (releases up to " +
+				MarkdownDescription: "Release tag to install, e.g. `v1.0.3`. Chooses the release assets (releases up to " +
 					"v0.5.1 publish `manifest.yaml` + `extensions.yaml`, later ones `sandbox-with-extensions.yaml`) and " +
 					"decides upgrade steps; with `manifest_url` or `manifest` it must name the release that manifest is. " +
 					"Changing it upgrades (or downgrades) in place.",
-				Validators: []validator.String{stringvalidator.RegexMatches(versionRE, "must be a release tag such as v1.0.7")},
+				Validators: []validator.String{stringvalidator.RegexMatches(versionRE, "must be a release tag such as v1.0.3")},
 			},
 			"release_base_url": schema.StringAttribute{
 				Optional: true,
@@ -155,8 +155,8 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true,
 				MarkdownDescription: "Rewrite every container image of the manifest to this registry (host, optional " +
 					"port and path), keeping repository and tag: with `mirror.example.com/k8s`, " +
-					"`registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7` becomes " +
-					"`mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7`. Images without a registry " +
+					"`registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3` becomes " +
+					"`mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.3`. Images without a registry " +
 					"are Docker Hub's (`busybox` becomes `<registry>/library/busybox`).",
 				Validators: []validator.String{stringvalidator.RegexMatches(imageRegistryRE,
 					"must be a registry host with an optional port and path, without scheme or tag, e.g. mirror.example.com:5000/k8s")},
@@ -169,10 +169,10 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"args": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
-						MarkdownDescription: "Extra controller flags, e.g. `[\"--kube-api-qps=100\", \"--leader-elect=false\"]`. " +
+						MarkdownDescription: "Extra controller flags, e.g. `[\"--sandbox-warm-pool-concurrent-workers=4\", \"--leader-elect=false\"]`. " +
 							"A flag the release already sets is replaced, others are appended.",
 						Validators: []validator.List{listvalidator.ValueStringsAre(
-							stringvalidator.RegexMatches(regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*(=.*)?$`), "must be a flag such as --kube-api-qps=100"))},
+							stringvalidator.RegexMatches(regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*(=.*)?$`), "must be a flag such as --leader-elect=false"))},
 					},
 					"replicas": schema.Int64Attribute{
 						Optional:            true,
@@ -607,7 +607,7 @@ func (r *controllerResource) ImportState(ctx context.Context, req resource.Impor
 	ns, version, ok := strings.Cut(req.ID, "/")
 	if !ok || ns == "" || !versionRE.MatchString(version) {
 		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected <namespace>/<version>, e.g. agent-sandbox-system/v1.0.7; got %q.", req.ID))
+			fmt.Sprintf("Expected <namespace>/<version>, e.g. agent-sandbox-system/v1.0.3; got %q.", req.ID))
 		return
 	}
 	for _, set := range []struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,16 +26,19 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
 
-// The acceptance tests install into the real agent-sandbox-system
-// namespace and the cluster's agent-sandbox CRDs, which the harness
-// installed (v1beta1, equal to v1.0.7's) and other packages' tests use at
-// the same time. They therefore run one after another (no t.Parallel),
-// only install releases whose v1beta1 schemas equal the harness's (v0.5.6
-// and v1.0.7; v0.5.1's warm pool schema lacks status.observedGeneration,
-// which would be pruned from other tests' objects meanwhile, so the
-// two-file layout is covered by unit tests), end every lifecycle on the
-// v1.0.7 CRDs, and never delete those CRDs: the CRD-removing destroy is
-// tested on a CRD of its own (TestAccController_destroyRemovesCRDsWhenOptedIn).
+// The acceptance tests install upstream's own release assets (package
+// bundles, served by a loopback server laid out as GitHub's releases) into
+// the real agent-sandbox-system namespace and the cluster's agent-sandbox
+// CRDs, which the harness installed from its release (by default v1.0.3,
+// the newest real release). Installing v0.5.0 or v0.5.6 replaces those
+// CRDs' schemas with older ones (v0.5.x: no claim
+// status.sandbox.serviceFQDN, an older PodSpec; v0.5.0: no warm pool
+// status.observedGeneration), which would prune those fields from objects
+// other packages write meanwhile, so `make test` runs this package after
+// the others, alone. The tests run one after another (no t.Parallel), end
+// every lifecycle on the v1.0.3 CRDs, and never delete those CRDs: the
+// CRD-removing destroy is tested on a CRD of its own
+// (TestAccController_destroyRemovesCRDsWhenOptedIn).
 
 // TestAccController_upgradeV05ToV10 is the upgrade users get hurt by:
 // v0.5 → v1.0 drops v1alpha1 and the conversion webhook.
@@ -98,12 +102,12 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 					upgradeStart = time.Now()
 					kube.ResetRequestCounts()
 				},
-				Config: configRelease(rs.URL, "v1.0.7"),
+				Config: configRelease(rs.URL, "v1.0.3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("id"), knownvalue.StringExact(controllerNS+"/v1.0.7")),
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("id"), knownvalue.StringExact(controllerNS+"/v1.0.3")),
 					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(12)),
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
@@ -112,14 +116,14 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 						for _, n := range kube.RequestCounts() {
 							total += n
 						}
-						t.Logf("upgrade v0.5.6 → v1.0.7 (plan, apply, refresh) took %s and %d Kubernetes requests: %v",
+						t.Logf("upgrade v0.5.6 → v1.0.3 (plan, apply, refresh) took %s and %d Kubernetes requests: %v",
 							time.Since(upgradeStart).Round(time.Millisecond), total, kube.RequestCounts())
 						return nil
 					},
 					checkGone(webhookObjects...),
 					checkCRDVersions([]string{"v1beta1"}, "None", []string{"v1beta1"}),
 					checkSandboxSurvived(ns, "survivor", &sandboxUID),
-					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7"),
+					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3"),
 					checkDeploymentAvailable(),
 				),
 			},
@@ -127,10 +131,84 @@ func TestAccController_upgradeV05ToV10(t *testing.T) {
 				// A refresh costs one GET per inventory object and nothing
 				// else: no discovery, no LIST, no write.
 				PreConfig: kube.ResetRequestCounts,
-				Config:    configRelease(rs.URL, "v1.0.7"),
+				Config:    configRelease(rs.URL, "v1.0.3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan(), expectRefreshCost(t, 12)},
 				},
+			},
+		},
+	})
+}
+
+// TestAccController_twoFileReleaseV050ThenV103 installs v0.5.0, whose
+// release has the two assets of the releases up to v0.5.1 (manifest.yaml,
+// then extensions.yaml, whose controller Deployment replaces the core
+// one), and upgrades it to v1.0.3.
+func TestAccController_twoFileReleaseV050ThenV103(t *testing.T) {
+	rs := newReleaseServer(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: configRelease(rs.URL, "v0.5.0"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("id"), knownvalue.StringExact(controllerNS+"/v0.5.0")),
+					// The same 15 objects as v0.5.6's all-in-one asset.
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(15)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(*terraform.State) error {
+						rs.mu.Lock()
+						defer rs.mu.Unlock()
+						for _, p := range rs.served {
+							if p != "/v0.5.0/manifest.yaml" && p != "/v0.5.0/extensions.yaml" {
+								return fmt.Errorf("the release server was asked for %s", p)
+							}
+						}
+						if !slices.Contains(rs.served, "/v0.5.0/manifest.yaml") || !slices.Contains(rs.served, "/v0.5.0/extensions.yaml") {
+							return fmt.Errorf("served %v, want both v0.5.0 assets", rs.served)
+						}
+						return nil
+					},
+					checkCRDVersions([]string{"v1alpha1", "v1beta1"}, "Webhook", []string{"v1beta1"}),
+					checkExists(webhookObjects[0], webhookObjects[2], webhookObjects[3]),
+					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v0.5.0"),
+					// extensions.yaml's Deployment won: --extensions, the
+					// agent-sandbox-config mount, and (v0.5.0's
+					// extensions.controller.yaml) no webhook port.
+					func(*terraform.State) error {
+						dep, err := mustGet(context.Background(), controllerDeployment)
+						if err != nil {
+							return err
+						}
+						podSpec, _, _ := unstructured.NestedMap(dep.Object, "spec", "template", "spec")
+						c := podSpec["containers"].([]any)[0].(map[string]any)
+						if got := fmt.Sprint(c["args"]); got != "[--leader-elect=true --extensions]" {
+							return fmt.Errorf("args = %s", got)
+						}
+						if got := fmt.Sprint(c["volumeMounts"]); got != "[map[mountPath:/etc/sandbox-config name:config-volume readOnly:true]]" {
+							return fmt.Errorf("volumeMounts = %s", got)
+						}
+						if got := fmt.Sprint(c["ports"]); strings.Contains(got, "9443") {
+							return fmt.Errorf("ports = %s: the core Deployment's webhook port survived", got)
+						}
+						return nil
+					},
+					checkDeploymentAvailable(),
+				),
+			},
+			{
+				Config: configRelease(rs.URL, "v1.0.3"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(resourceAddr, tfjsonpath.New("inventory"), knownvalue.MapSizeExact(12)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkGone(webhookObjects...),
+					checkCRDVersions([]string{"v1beta1"}, "None", []string{"v1beta1"}),
+					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3"),
+					checkDeploymentAvailable(),
+				),
 			},
 		},
 	})
@@ -154,7 +232,7 @@ func TestAccController_caBundleByAnotherManagerLeavesPlanEmpty(t *testing.T) {
 			},
 			{
 				// Leave the CRDs as the other packages expect them.
-				Config: configRelease(rs.URL, "v1.0.7"),
+				Config: configRelease(rs.URL, "v1.0.3"),
 				Check:  checkCRDVersions([]string{"v1beta1"}, "None", []string{"v1beta1"}),
 			},
 		},
@@ -169,12 +247,12 @@ func TestAccController_drift(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: configRelease(rs.URL, "v1.0.7")},
+			{Config: configRelease(rs.URL, "v1.0.3")},
 			{
 				// Someone deletes the controller Deployment: the plan shows
 				// the inventory entry to be re-applied, and apply repairs.
 				PreConfig: func() { acctest.Delete(t, controllerDeployment) },
-				Config:    configRelease(rs.URL, "v1.0.7"),
+				Config:    configRelease(rs.URL, "v1.0.3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
@@ -191,7 +269,7 @@ func TestAccController_drift(t *testing.T) {
 					acctest.Patch(t, controllerDeployment, types.StrategicMergePatchType,
 						`{"spec":{"template":{"spec":{"containers":[{"name":"agent-sandbox-controller","image":"example.com/evil:latest"}]}}}}`)
 				},
-				Config: configRelease(rs.URL, "v1.0.7"),
+				Config: configRelease(rs.URL, "v1.0.3"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate),
@@ -199,7 +277,7 @@ func TestAccController_drift(t *testing.T) {
 					},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7"),
+					checkImage("registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3"),
 					checkDeploymentAvailable(),
 				),
 			},
@@ -224,9 +302,9 @@ func TestAccController_imageRegistryAndControllerSettings(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: configRelease(rs.URL, "v1.0.7", settings),
+			Config: configRelease(rs.URL, "v1.0.3", settings),
 			Check: resource.ComposeAggregateTestCheckFunc(
-				checkImage("mirror.internal.example:5000/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7"),
+				checkImage("mirror.internal.example:5000/k8s/agent-sandbox/agent-sandbox-controller:v1.0.3"),
 				checkDeploymentAvailable(),
 				func(*terraform.State) error {
 					dep, err := mustGet(context.Background(), controllerDeployment)
@@ -270,7 +348,7 @@ func TestAccController_wrongChecksumRefusedBeforeAnyRequest(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig:   kube.ResetRequestCounts,
-				Config:      configRelease(rs.URL, "v1.0.7", fmt.Sprintf("  manifest_sha256 = %q", wrong)),
+				Config:      configRelease(rs.URL, "v1.0.3", fmt.Sprintf("  manifest_sha256 = %q", wrong)),
 				ExpectError: regexp.MustCompile(`Manifest checksum mismatch[\s\S]*has\s+SHA-256\s+[0-9a-f]{64},\s+but\s+manifest_sha256\s+is\s+0{64}`),
 			},
 			{
@@ -285,7 +363,7 @@ func TestAccController_wrongChecksumRefusedBeforeAnyRequest(t *testing.T) {
 resource "terraform_data" "sha" {
   input = "`+wrong+`"
 }
-`, configRelease(rs.URL, "v1.0.7", "  manifest_sha256 = terraform_data.sha.output")),
+`, configRelease(rs.URL, "v1.0.3", "  manifest_sha256 = terraform_data.sha.output")),
 				ExpectError: regexp.MustCompile(`Manifest checksum mismatch`),
 			},
 			{
@@ -320,7 +398,7 @@ func TestAccController_sourceErrorsNameTheSource(t *testing.T) {
 			{
 				Config: acctest.ConfigCompose(acctest.ProviderConfig(), fmt.Sprintf(`
 resource "agentsandbox_controller" "test" {
-  version      = "v1.0.7"
+  version      = "v1.0.3"
   manifest_url = %q
 }`, unreachable)),
 				ExpectError: regexp.MustCompile(`Cannot download the agent-sandbox manifest[\s\S]*GET\s+` + regexp.QuoteMeta(unreachable)),
@@ -336,7 +414,7 @@ resource "agentsandbox_controller" "test" {
 			{
 				Config: acctest.ConfigCompose(acctest.ProviderConfig(), fmt.Sprintf(`
 resource "agentsandbox_controller" "test" {
-  version  = "v1.0.7"
+  version  = "v1.0.3"
   manifest = %s
 }`, acctest.HCLString(inline))),
 				ExpectError: regexp.MustCompile(`the\s+inline\s+manifest,\s+document\s+3\s+\(line\s+12\):\s+apiVersion\s+is\s+missing`),
@@ -353,27 +431,27 @@ func TestAccController_import(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: configRelease(rs.URL, "v1.0.7")},
+			{Config: configRelease(rs.URL, "v1.0.3")},
 			{
-				Config:                  configRelease(rs.URL, "v1.0.7"),
+				Config:                  configRelease(rs.URL, "v1.0.3"),
 				ResourceName:            resourceAddr,
 				ImportState:             true,
-				ImportStateId:           controllerNS + "/v1.0.7",
+				ImportStateId:           controllerNS + "/v1.0.3",
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"inventory", "applied_manifest_sha256", "release_base_url"},
 			},
 			{
-				Config:        configRelease(rs.URL, "v1.0.7"),
+				Config:        configRelease(rs.URL, "v1.0.3"),
 				ResourceName:  resourceAddr,
 				ImportState:   true,
-				ImportStateId: "no-such-namespace/v1.0.7",
+				ImportStateId: "no-such-namespace/v1.0.3",
 				ExpectError:   regexp.MustCompile(`Cannot import non-existent remote object`),
 			},
 			{
-				Config:        configRelease(rs.URL, "v1.0.7"),
+				Config:        configRelease(rs.URL, "v1.0.3"),
 				ResourceName:  resourceAddr,
 				ImportState:   true,
-				ImportStateId: "v1.0.7",
+				ImportStateId: "v1.0.3",
 				ExpectError:   regexp.MustCompile(`Expected <namespace>/<version>`),
 			},
 		},
@@ -399,7 +477,7 @@ func TestAccController_refusesBesideGKEAddon(t *testing.T) {
 				})
 				kube.ResetRequestCounts()
 			},
-			Config:      configRelease(rs.URL, "v1.0.7"),
+			Config:      configRelease(rs.URL, "v1.0.3"),
 			ExpectError: regexp.MustCompile(`GKE's managed Agent Sandbox add-on is enabled on this cluster[\s\S]*addonmanager\.kubernetes\.io/mode=Reconcile`),
 		}},
 	})
@@ -510,7 +588,7 @@ func TestAccController_waitTimeoutNamesTheObject(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkGone(controllerDeployment, acctest.ObjectRef{GVR: namespaceGVR, Name: controllerNS}),
 		Steps: []resource.TestStep{{
-			Config: configRelease(rs.URL, "v1.0.7", `
+			Config: configRelease(rs.URL, "v1.0.3", `
   controller = { node_selector = { "cloud.google.com/gke-nodepool" = "no-such-pool" } }
   timeouts {
     create = "30s"
@@ -557,10 +635,10 @@ func TestAccController_destroyRemovesSandboxCRDs(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkGone(append(crdRefs, acctest.ObjectRef{GVR: sandboxGVR, Namespace: ns, Name: "doomed"})...),
 		Steps: []resource.TestStep{
-			{Config: configRelease(rs.URL, "v1.0.7", "  keep_crds_on_destroy = false")},
+			{Config: configRelease(rs.URL, "v1.0.3", "  keep_crds_on_destroy = false")},
 			{
 				PreConfig: func() { uid = createSandbox(t, ns, "doomed") },
-				Config:    configRelease(rs.URL, "v1.0.7", "  keep_crds_on_destroy = false"),
+				Config:    configRelease(rs.URL, "v1.0.3", "  keep_crds_on_destroy = false"),
 				Check:     checkSandboxSurvived(ns, "doomed", &uid),
 			},
 		},

@@ -45,15 +45,15 @@ func configAnnotation(t *testing.T, objs []object) (string, bool) {
 
 func TestAddSandboxConfig(t *testing.T) {
 	// The releases whose extensions controller mounts the ConfigMap: the
-	// all-in-one assets and the two-file layout up to v0.5.1 (the
+	// all-in-one assets and the two-file layout up to v0.5.1 (v0.5.0 here; the
 	// extensions.yaml Deployment replaces manifest.yaml's).
 	for _, tc := range []struct {
 		version string
 		assets  []string
 	}{
-		{"v0.5.1", []string{bundles.AssetManifest, bundles.AssetExtensions}},
+		{"v0.5.0", []string{bundles.AssetManifest, bundles.AssetExtensions}},
 		{"v0.5.6", []string{assetAll}},
-		{"v1.0.7", []string{assetAll}},
+		{"v1.0.3", []string{assetAll}},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			var files [][]object
@@ -102,7 +102,7 @@ func TestAddSandboxConfig(t *testing.T) {
 
 func TestAddSandboxConfigDigestFollowsTheDomains(t *testing.T) {
 	digest := func(domains ...string) string {
-		objs, err := addSandboxConfig(bundleObjects(t, "v1.0.7", assetAll), domains)
+		objs, err := addSandboxConfig(bundleObjects(t, "v1.0.3", assetAll), domains)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestAddSandboxConfigDigestFollowsTheDomains(t *testing.T) {
 	if c := digest("a.example.com"); c == a {
 		t.Error("another set of domains keeps the digest: the controller would not restart to read it")
 	}
-	if _, found := configAnnotation(t, bundleObjects(t, "v1.0.7", assetAll)); found {
+	if _, found := configAnnotation(t, bundleObjects(t, "v1.0.3", assetAll)); found {
 		t.Error("the release's own Deployment already has the annotation")
 	}
 }
@@ -124,14 +124,14 @@ func TestAddSandboxConfigDigestFollowsTheDomains(t *testing.T) {
 func TestAddSandboxConfigRefusesWhatCannotWork(t *testing.T) {
 	// The core-only asset's controller (upstream's k8s/controller.yaml)
 	// mounts no ConfigMap.
-	_, err := addSandboxConfig(bundleObjects(t, "v1.0.7", bundles.AssetSandbox), []string{"example.com"})
+	_, err := addSandboxConfig(bundleObjects(t, "v1.0.3", bundles.AssetSandbox), []string{"example.com"})
 	if err == nil || !strings.Contains(err.Error(), "does not mount the ConfigMap agent-sandbox-config at /etc/sandbox-config") ||
 		!strings.Contains(err.Error(), "extensions = false") {
 		t.Errorf("core-only release: %v", err)
 	}
 
 	// Mounted elsewhere: the controller reads a fixed path.
-	objs := bundleObjects(t, "v1.0.7", assetAll)
+	objs := bundleObjects(t, "v1.0.3", assetAll)
 	c, _, dep := controllerContainer(t, objs)
 	c["volumeMounts"] = []any{map[string]any{"name": "config-volume", "mountPath": "/etc/other"}}
 	replaceContainer(t, dep, c)
@@ -141,7 +141,7 @@ func TestAddSandboxConfigRefusesWhatCannotWork(t *testing.T) {
 
 	// No controller Deployment at all.
 	var noDep []object
-	for _, o := range bundleObjects(t, "v1.0.7", assetAll) {
+	for _, o := range bundleObjects(t, "v1.0.3", assetAll) {
 		if o.GetKind() != "Deployment" {
 			noDep = append(noDep, o)
 		}
@@ -151,7 +151,7 @@ func TestAddSandboxConfigRefusesWhatCannotWork(t *testing.T) {
 	}
 
 	// A manifest with its own ConfigMap: two owners of one object.
-	objs = bundleObjects(t, "v1.0.7", assetAll)
+	objs = bundleObjects(t, "v1.0.3", assetAll)
 	objs = append(objs, mustParse(t, "extra.yaml", `apiVersion: v1
 kind: ConfigMap
 metadata:

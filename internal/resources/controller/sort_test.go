@@ -61,7 +61,7 @@ func TestStageOf(t *testing.T) {
 }
 
 func TestSortForDelete_ReversesApplyOrder(t *testing.T) {
-	objs := bundleObjects(t, "v1.0.7", bundles.AssetAll)
+	objs := bundleObjects(t, "v1.0.3", bundles.AssetAll)
 	sortForApply(objs)
 	var entries []inventoryEntry
 	for _, o := range objs {

@@ -21,12 +21,15 @@ func TestReleaseAssets(t *testing.T) {
 		want       []string
 	}{
 		{"v0.4.0", true, []string{"manifest.yaml", "extensions.yaml"}},
+		{"v0.5.0", true, []string{"manifest.yaml", "extensions.yaml"}},
+		{"v0.5.0", false, []string{"manifest.yaml"}},
+		// v0.5.1 is the last release with the old names (published on
+		// GitHub; no offline bundle, as the module proxy does not serve it).
 		{"v0.5.1", true, []string{"manifest.yaml", "extensions.yaml"}},
-		{"v0.5.1", false, []string{"manifest.yaml"}},
 		{"v0.5.2", true, []string{"sandbox-with-extensions.yaml"}},
 		{"v0.5.6", false, []string{"sandbox.yaml"}},
 		{"v1.0.0-rc.1", true, []string{"sandbox-with-extensions.yaml"}},
-		{"v1.0.7", true, []string{"sandbox-with-extensions.yaml"}},
+		{"v1.0.3", true, []string{"sandbox-with-extensions.yaml"}},
 	}
 	for _, c := range cases {
 		if got := releaseAssets(c.version, c.extensions); !slices.Equal(got, c.want) {
@@ -36,13 +39,13 @@ func TestReleaseAssets(t *testing.T) {
 }
 
 func TestReleaseURLs(t *testing.T) {
-	if got := releaseURLs("", "v1.0.7", true); !slices.Equal(got, []string{DefaultReleaseBaseURL + "/v1.0.7/sandbox-with-extensions.yaml"}) {
+	if got := releaseURLs("", "v1.0.3", true); !slices.Equal(got, []string{DefaultReleaseBaseURL + "/v1.0.3/sandbox-with-extensions.yaml"}) {
 		t.Errorf("default base: %v", got)
 	}
-	got := releaseURLs("https://mirror.example.com/agent-sandbox/", "v0.5.1", true)
+	got := releaseURLs("https://mirror.example.com/agent-sandbox/", "v0.5.0", true)
 	want := []string{
-		"https://mirror.example.com/agent-sandbox/v0.5.1/manifest.yaml",
-		"https://mirror.example.com/agent-sandbox/v0.5.1/extensions.yaml",
+		"https://mirror.example.com/agent-sandbox/v0.5.0/manifest.yaml",
+		"https://mirror.example.com/agent-sandbox/v0.5.0/extensions.yaml",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("mirror with trailing slash: %v, want %v", got, want)
@@ -50,15 +53,15 @@ func TestReleaseURLs(t *testing.T) {
 }
 
 func TestSourceOfModel(t *testing.T) {
-	m := controllerModelFor(map[string]string{"version": "v1.0.7"})
+	m := controllerModelFor(map[string]string{"version": "v1.0.3"})
 	if s := m.source(); s.Attr != "version" || len(s.URLs) != 1 || !strings.HasPrefix(s.URLs[0], DefaultReleaseBaseURL) {
 		t.Errorf("release source: %+v", s)
 	}
-	m = controllerModelFor(map[string]string{"version": "v1.0.7", "manifest_url": "https://x/y.yaml"})
+	m = controllerModelFor(map[string]string{"version": "v1.0.3", "manifest_url": "https://x/y.yaml"})
 	if s := m.source(); s.Attr != "manifest_url" || !slices.Equal(s.URLs, []string{"https://x/y.yaml"}) || s.describe() != "https://x/y.yaml" {
 		t.Errorf("URL source: %+v", s)
 	}
-	m = controllerModelFor(map[string]string{"version": "v1.0.7", "manifest": "kind: x"})
+	m = controllerModelFor(map[string]string{"version": "v1.0.3", "manifest": "kind: x"})
 	if s := m.source(); s.Attr != "manifest" || s.Inline != "kind: x" || s.describe() != inlineSource {
 		t.Errorf("inline source: %+v", s)
 	}

@@ -135,8 +135,8 @@ func koPlaceholderError(found []koPlaceholder, version string) string {
 // rewriteImage replaces the registry of an image reference, keeping its
 // repository path and its tag or digest:
 //
-//	registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7
-//	  with mirror.example.com/k8s → mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7
+//	registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3
+//	  with mirror.example.com/k8s → mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.3
 //
 // The first path component is the registry when it looks like a host (has
 // a dot or a port, or is localhost), as Docker and containerd decide. An

@@ -14,7 +14,7 @@ import (
 func TestRewriteImage(t *testing.T) {
 	const reg = "mirror.example.com/k8s"
 	cases := map[string]string{
-		"registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7": "mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.7",
+		"registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3": "mirror.example.com/k8s/agent-sandbox/agent-sandbox-controller:v1.0.3",
 		"registry.k8s.io/pause@sha256:0123":                             "mirror.example.com/k8s/pause@sha256:0123",
 		"localhost/img:1":                                               "mirror.example.com/k8s/img:1",
 		"localhost:5000/team/img":                                       "mirror.example.com/k8s/team/img",
@@ -120,7 +120,7 @@ func controllerContainer(t *testing.T, objs []object) (map[string]any, map[strin
 }
 
 func TestApplyControllerSettings(t *testing.T) {
-	objs := bundleObjects(t, "v1.0.7", assetAll)
+	objs := bundleObjects(t, "v1.0.3", assetAll)
 	three := int64(3)
 	err := applyControllerSettings(objs, controllerSettings{
 		Args:         []string{"--leader-elect=false", "--kube-api-qps=50", "--extensions"},
@@ -147,18 +147,25 @@ func TestApplyControllerSettings(t *testing.T) {
 	if got := fmt.Sprint(podSpec["nodeSelector"], podSpec["tolerations"]); got != "map[pool:system] [map[key:k operator:Exists]]" {
 		t.Errorf("scheduling = %s", got)
 	}
-	if c["image"] != "registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.7" {
+	if c["image"] != "registry.k8s.io/agent-sandbox/agent-sandbox-controller:v1.0.3" {
 		t.Errorf("image changed: %v", c["image"])
 	}
 
-	// Unset settings keep the release's values.
-	objs = bundleObjects(t, "v1.0.7", assetAll)
+	// Unset settings keep the release's values. Upstream's Deployment sets
+	// no resources; give it some to see that they stay.
+	objs = bundleObjects(t, "v1.0.3", assetAll)
+	_, _, dep = controllerContainer(t, objs)
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{"memory": "512Mi"}}
+	if err := unstructured.SetNestedSlice(dep.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+		t.Fatal(err)
+	}
 	if err := applyControllerSettings(objs, controllerSettings{}); err != nil {
 		t.Fatal(err)
 	}
 	c, podSpec, _ = controllerContainer(t, objs)
 	if fmt.Sprint(c["args"]) != "[--leader-elect=true --extensions]" || podSpec["nodeSelector"] != nil ||
-		fmt.Sprint(c["resources"]) != "map[limits:map[cpu:1 memory:512Mi] requests:map[cpu:100m memory:128Mi]]" {
+		fmt.Sprint(c["resources"]) != "map[limits:map[memory:512Mi]]" {
 		t.Errorf("empty settings changed the Deployment: %v %v", c, podSpec["nodeSelector"])
 	}
 
@@ -185,8 +192,8 @@ func TestMergeArgs(t *testing.T) {
 }
 
 func TestControllerNamespace(t *testing.T) {
-	if ns := controllerNamespace(bundleObjects(t, "v1.0.7", assetAll)); ns != "agent-sandbox-system" {
-		t.Errorf("v1.0.7: %q", ns)
+	if ns := controllerNamespace(bundleObjects(t, "v1.0.3", assetAll)); ns != "agent-sandbox-system" {
+		t.Errorf("v1.0.3: %q", ns)
 	}
 	only := mustParse(t, "m", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
 	if ns := controllerNamespace(only); ns != "team" {

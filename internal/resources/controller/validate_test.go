@@ -23,55 +23,55 @@ func TestController_ValidationAtPlan(t *testing.T) {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			step(`version = "1.0.7"`, `(?s)version.*must be a release tag such as v1\.0\.7`),
+			step(`version = "1.0.3"`, `(?s)version.*must be a release tag such as v1\.0\.3`),
 			step(`version = "v1.0"`, `must be a release tag`),
 			step(`
-  version         = "v1.0.7"
+  version         = "v1.0.3"
   manifest_sha256 = "abc"`, `(?s)manifest_sha256.*must be 64 hexadecimal characters`),
 			step(`
-  version      = "v1.0.7"
+  version      = "v1.0.3"
   manifest_url = "ftp://example.com/x.yaml"`, `must be an http:// or https:// URL`),
 			step(`
-  version      = "v1.0.7"
+  version      = "v1.0.3"
   manifest_url = "https://example.com/x.yaml"
   manifest     = "kind: x"`, `(?s)Invalid Attribute Combination.*manifest`),
 			step(`
-  version          = "v1.0.7"
+  version          = "v1.0.3"
   release_base_url = "https://mirror.example.com"
   manifest         = "kind: x"`, `Invalid Attribute Combination`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   manifest   = "kind: x"
   extensions = false`, `extensions only selects release assets`),
 			step(`
-  version        = "v1.0.7"
+  version        = "v1.0.3"
   image_registry = "https://mirror.example.com"`, `must be a registry host`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { args = ["leader-elect=false"] }`, `must be a flag such as`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { replicas = -1 }`, `(?s)replicas.*between 0 and 100`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { resources = { requests = { cpu = "lots" } } }`, `Invalid quantity`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { resources = { limits = { "not a name" = "1" } } }`, `Invalid resource name`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { node_selector = { "bad key!" = "x" } }`, `Invalid label key`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { tolerations = [{ key = "k", operator = "Exists", value = "v" }] }`, `With operator Exists a toleration matches any value`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { tolerations = [{ key = "k", value = "v", effect = "NoSchedule", toleration_seconds = 5 }] }`, `toleration_seconds only applies to effect NoExecute`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { tolerations = [{ operator = "Equal", value = "v" }] }`, `A toleration without a key must use operator Exists`),
 			step(`
-  version    = "v1.0.7"
+  version    = "v1.0.3"
   controller = { tolerations = [{ key = "k", operator = "Sometimes" }] }`, `(?s)operator.*value must be one of`),
 		},
 	})
