@@ -33,14 +33,19 @@ func main() {
 	}
 }
 
-// write renders every bundle and writes it below dir. It first removes every
-// v*/*.yaml file there and the version directories left empty, so a dropped
-// release or asset disappears.
+// write renders every bundle and writes it below dir.
 func write(dir string) error {
 	rendered, err := renderAll()
 	if err != nil {
 		return err
 	}
+	return writeRendered(dir, rendered)
+}
+
+// writeRendered writes rendered files ("<version>/<asset>") below dir. It
+// first removes every v*/*.yaml file there and the version directories left
+// empty, so a dropped release or asset disappears.
+func writeRendered(dir string, rendered map[string][]byte) error {
 	old, err := filepath.Glob(filepath.Join(dir, "v*", "*.yaml"))
 	if err != nil {
 		return err
