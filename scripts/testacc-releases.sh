@@ -2,27 +2,30 @@
 # make testacc-releases: every resource's lifecycle tests (create, in-place
 # update of every updatable attribute, import with ImportStateVerify,
 # destroy with CheckDestroy, plus the release-specific tests named
-# TestAcc*_release*) against each upstream release profile of
-# internal/sandboxapi/releases, one local cluster per profile: the profile's
-# CRDs (v0.5.x: v1beta1 + v1alpha1 with a conversion webhook on 127.0.0.1;
-# v1.0: v1beta1 only) and the stand-in controller behaving as that release
-# does.
+# TestAcc*_release*) against each real upstream release of
+# internal/sandboxapi/releases, one local cluster per release: the release's
+# own CRDs (v0.5.x: v1beta1 + v1alpha1 with the conversion webhook that its
+# controller serves; v1.0.x: v1beta1 only) and the release's own controller
+# (upstream's cmd/agent-sandbox-controller at that tag, built from the Go
+# module proxy by internal/devenv/realcontroller, cached in
+# .cache/agent-sandbox-controller, run out of cluster).
 #
-# The run is mostly waiting (for the stand-in controller, for Terraform, and
-# on v0.5.x for the claim controller's one-minute TemplateNotFound requeue),
-# so it is laid out to wait in parallel:
-#   - the test binaries are compiled once (go test -c) and run directly;
-#   - every profile has its own cluster and all profiles run at once;
+# The run is mostly waiting (for the controller, for Terraform, and on
+# v0.5.x for the claim controller's one-minute TemplateNotFound requeue), so
+# it is laid out to wait in parallel:
+#   - the test binaries and the controllers are built once, before any
+#     cluster starts, and run directly;
+#   - every release has its own cluster and all releases run at once;
 #   - inside a profile each test runs in a process of its own, at most
 #     RELEASES_JOBS (default 6) at a time, longest first, against the
 #     profile's cluster (tests use namespaces of their own; request counters
 #     are per process, so a test that counts requests is not disturbed).
 # What each test checks is unchanged.
 #
-# agentsandbox_controller is not run here: its own tests install each
-# release's bundle (v0.5.1, v0.5.6, v1.0.7) and upgrade between them.
-# Environment: PROFILES="v0.5.0 v0.5.6" runs only those (CI leaves out v0.5.6,
-# the profile make test already runs); RELEASES_JOBS as above;
+# agentsandbox_controller is not run here: its own tests install release
+# bundles and upgrade between them.
+# Environment: RELEASES="v0.5.0 v0.5.6" runs only those (CI leaves out
+# v1.0.3, the release make test already runs); RELEASES_JOBS as above;
 # RELEASES_SLICE=ci runs CI's slice (below).
 # Results: .cache/releases/results.tsv (profile, package, test, status,
 # seconds); each test's go test -json output in .cache/releases/<profile>/.
@@ -102,24 +105,28 @@ fi
 
 export CHECKPOINT_DISABLE=1
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
-PROFILES=${PROFILES:-v0.5.0 v0.5.3 v0.5.6 v1.0}
+RELEASES=${RELEASES:-${PROFILES:-v0.5.0 v0.5.2 v0.5.3 v0.5.5 v0.5.6 v1.0.1 v1.0.3}}
+PROFILES=$RELEASES
 step() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
 t0=$SECONDS
 
-step "local control plane, test harness and test binaries"
+step "local control plane, test harness, test binaries and the controllers of $RELEASES"
 # AGENTSANDBOX_LOCALCLUSTER_BIN, if set, names an already built binary.
 LC_BIN=${AGENTSANDBOX_LOCALCLUSTER_BIN:-$(internal/devenv/localcluster/build.sh | tail -n1)}
 mkdir -p "$BIN"
 go build -o .cache/bin/testenv ./internal/testing/testenv/cmd/testenv
 go build -o "$BIN/releasesummary" ./internal/testing/testenv/cmd/releasesummary
 go test -c -o "$BIN/" "${PKGS[@]}"
+# One release after the other: two cold builds side by side take as long
+# as both in a row and twice the memory.
+go run ./internal/devenv/realcontroller/cmd/realcontroller $RELEASES | tee "$OUT/controllers.tsv"
 echo "    built in $((SECONDS - t0)) s"
 
-step "release profiles $PROFILES, at once"
+step "releases $PROFILES, at once"
 declare -A pid start
 for p in $PROFILES; do
 	start[$p]=$SECONDS
-	AGENTSANDBOX_LOCALCLUSTER_BIN=$LC_BIN AGENTSANDBOX_TEST_PROFILE=$p \
+	AGENTSANDBOX_LOCALCLUSTER_BIN=$LC_BIN AGENTSANDBOX_TEST_RELEASE=$p \
 		.cache/bin/testenv -- "$ROOT/scripts/testacc-releases.sh" --profile-jobs "$p" >"$OUT/$p.log" 2>&1 &
 	pid[$p]=$!
 done
@@ -130,12 +137,12 @@ for p in $PROFILES; do
 	wait "${pid[$p]}" || { status=FAIL; failed+=("$p"); }
 	# One line per test: what passed, what failed, how long.
 	cat "$OUT/$p"/*.json 2>/dev/null | "$BIN/releasesummary" -profile "$p" | tee -a "$OUT/results.tsv"
-	echo "    profile $p: $status in $((SECONDS - start[$p])) s (environment log: $OUT/$p.log)"
+	echo "    release $p: $status in $((SECONDS - start[$p])) s (environment log: $OUT/$p.log)"
 done
 
 step "summary (.cache/releases/results.tsv), $((SECONDS - t0)) s in all"
 column -t -s $'\t' "$OUT/results.tsv"
 if ((${#failed[@]})); then
-	echo "failed profiles: ${failed[*]} (each test's go test -json output in $OUT/<profile>/)"
+	echo "failed releases: ${failed[*]} (each test's go test -json output in $OUT/<profile>/)"
 	exit 1
 fi

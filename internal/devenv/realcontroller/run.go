@@ -259,6 +259,9 @@ func (p *Process) WaitReconciling(ctx context.Context, kinds []string, timeout t
 	}
 }
 
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 

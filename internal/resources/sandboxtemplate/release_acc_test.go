@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"golang.org/x/mod/semver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,8 +18,9 @@ import (
 
 // overridesConfig is a template whose pod_spec_overrides sets
 // evictionResponders, a PodSpec field of Kubernetes 1.37 (k8s.io/api
-// v0.37, which the provider is built with) that no v0.5.x release's CRDs
-// have: v0.5.6 was built with k8s.io/api v0.36.3 (go.mod:30 at v0.5.6).
+// v0.37, which the provider is built with) that the CRDs of every release
+// built with an older k8s.io/api lack: v0.5.6 was built with v0.36.3
+// (go.mod:30 at v0.5.6), v1.0.1 with v0.36.4; v1.0.3 with v0.37.0 has it.
 func overridesConfig(ns, name string) string {
 	return acctest.Config(fmt.Sprintf(`
 resource "agentsandbox_sandbox_template" "test" {
@@ -43,9 +45,9 @@ resource "agentsandbox_sandbox_template" "test" {
 // TestAccSandboxTemplate_releaseOverridesServed: pod_spec_overrides is
 // checked at plan against the pod spec schema the cluster's CRD serves.
 // Against a profile whose release was built with an older Kubernetes API
-// (every v0.5.x), a field only the newer PodSpec has fails the plan, naming
-// the field, and nothing is written; against one that serves it (v1.0 here,
-// which serves the project's own schema), it is applied and read back.
+// (every v0.5.x and v1.0.1), a field only the newer PodSpec has fails the
+// plan, naming the field, and nothing is written; against one that serves
+// it (v1.0.3), it is applied and read back.
 func TestAccSandboxTemplate_releaseOverridesServed(t *testing.T) {
 	profile, err := testenv.ProfileFromEnv()
 	if err != nil {
@@ -54,7 +56,7 @@ func TestAccSandboxTemplate_releaseOverridesServed(t *testing.T) {
 	t.Logf("release profile %s (Kubernetes API %q)", profile, profile.KubernetesAPI)
 	ns := acctest.Namespace(t)
 	name := acctest.RandomName("tmpl")
-	if profile.KubernetesAPI != "" {
+	if semver.Compare(profile.KubernetesAPI, "v0.37.0") < 0 {
 		resource.Test(t, fam.Case(t,
 			resource.TestStep{
 				Config:   overridesConfig(ns, name),

@@ -211,6 +211,7 @@ type Env struct {
 	watchdog *watchdog
 	ctrl     *runningController
 	route    *serviceRoute
+	host     Host // what the controller is given
 	mem      *memorySampler
 
 	stopOnce sync.Once
@@ -245,15 +246,11 @@ func (e *Env) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	host := Host{Config: cfg, Kubeconfig: e.Kubeconfig, Environ: []string{e.marker()}, Log: prefixWriter(e.log, "testenv: ")}
-	if b, ok := e.opts.Controller.(interface {
-		build(context.Context, Host) error
-	}); ok {
-		// Before anything waits on the controller: a cold build takes
-		// minutes and is logged once.
-		if err := b.build(ctx, host); err != nil {
-			return err
-		}
+	e.host = Host{Config: cfg, Kubeconfig: e.Kubeconfig, Environ: []string{e.marker()}, Log: prefixWriter(e.log, "testenv: ")}
+	// Before anything waits on the controller: a cold build takes minutes
+	// and is logged once.
+	if err := buildController(ctx, e.opts.Controller, e.host); err != nil {
+		return err
 	}
 	if e.opts.NoCRDs {
 		e.logf("agent-sandbox CRDs not installed by the harness (Options.NoCRDs, %s=1): whatever runs inside installs them", NoCRDsVar)
@@ -278,20 +275,20 @@ func (e *Env) start(ctx context.Context) error {
 		return nil
 	}
 	if e.opts.Profile != nil && e.opts.Profile.ServesV1alpha1 {
-		if host.WebhookPort, err = realcontroller.FreePort(); err != nil {
+		if e.host.WebhookPort, err = realcontroller.FreePort(); err != nil {
 			return err
 		}
-		if err := e.routeWebhookService(ctx, cfg, host.WebhookPort); err != nil {
+		if err := e.routeWebhookService(ctx, cfg, e.host.WebhookPort); err != nil {
 			return err
 		}
 	}
 	if e.Dir != "" {
-		host.Dir = filepath.Join(e.Dir, "agent-sandbox-controller")
-	} else if host.Dir, err = os.MkdirTemp("", "agent-sandbox-controller-"); err != nil {
+		e.host.Dir = filepath.Join(e.Dir, "agent-sandbox-controller")
+	} else if e.host.Dir, err = os.MkdirTemp("", "agent-sandbox-controller-"); err != nil {
 		return err
 	}
 	t0 := time.Now()
-	e.ctrl = startController(ctx, e.opts.Controller, host)
+	e.ctrl = startController(ctx, e.opts.Controller, e.host)
 	wait := e.opts.ControllerWait
 	if wait < 0 {
 		e.logf("%s started; not waiting for it to reconcile", e.opts.Controller.Name())
@@ -307,7 +304,57 @@ func (e *Env) start(ctx context.Context) error {
 	case ok:
 		e.logf("%s reconciling in %s", e.opts.Controller.Name(), since(t0))
 	default:
-		e.logf("%s started but not reconciling after %s (another instance may hold the lease)", e.opts.Controller.Name(), since(t0))
+		e.logf("%s started but not reconciling after %s", e.opts.Controller.Name(), since(t0))
+	}
+	return nil
+}
+
+// ReplaceController stops the environment's controller and runs c in its
+// place, as a Deployment's rollout replaces one release's controller pod
+// with the next release's, and waits until c reconciles (c waits for its
+// CRDs first). A test of an upgrade swaps the release's binaries with it.
+func (e *Env) ReplaceController(ctx context.Context, c Controller) error {
+	if e.host.Config == nil {
+		return errors.New("testenv: ReplaceController before Start")
+	}
+	if e.ctrl != nil {
+		t0 := time.Now()
+		if err := e.ctrl.stop(controllerTimeout); err != nil {
+			return err
+		}
+		e.logf("%s stopped in %s", e.opts.Controller.Name(), since(t0))
+		e.ctrl = nil
+	}
+	if e.host.Dir == "" {
+		dir, err := os.MkdirTemp("", "agent-sandbox-controller-")
+		if err != nil {
+			return err
+		}
+		e.host.Dir = dir
+	}
+	if err := buildController(ctx, c, e.host); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	e.opts.Controller = c
+	e.ctrl = startController(ctx, c, e.host)
+	ok, err := e.ctrl.waitReconciling(ctx, controllerTimeout)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%s not reconciling after %s", c.Name(), controllerTimeout)
+	}
+	e.logf("%s reconciling in %s", c.Name(), since(t0))
+	return nil
+}
+
+// buildController builds c's binary if it has one to build (RealController).
+func buildController(ctx context.Context, c Controller, h Host) error {
+	if b, ok := c.(interface {
+		build(context.Context, Host) error
+	}); ok {
+		return b.build(ctx, h)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func (s *memorySampler) stop() *memorySampler {
 func (s *memorySampler) summary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("peak memory: cluster %s in %d processes (anonymous memory plus the shared binary once; summed RSS %s); harness with in-process controller %s RSS",
+	return fmt.Sprintf("peak memory: cluster and controller %s in %d processes (anonymous memory plus the largest binary once; summed RSS %s); harness %s RSS",
 		mib(s.peak), s.peakProcs, mib(s.peakRSS), mib(s.peakSelf))
 }
 

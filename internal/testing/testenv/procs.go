@@ -234,8 +234,7 @@ func footprint(procs []Process) int64 {
 	return anon + file
 }
 
-// selfRSS is the resident memory of this process (the harness plus the
-// in-process stand-in controller).
+// selfRSS is the resident memory of this process (the harness).
 func selfRSS() int64 {
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {

@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,7 +87,7 @@ func (c *realController) Run(ctx context.Context, h Host, reconciling func()) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(h.Log, "testenv: %s running: %s (log %s)\n", c.binary, filepath.Base(c.binary.Path), p.LogPath)
+	fmt.Fprintf(h.Log, "%s running, pid %d, log %s\n", c.binary, p.Pid(), p.LogPath)
 	if err := p.WaitReconciling(ctx, realcontroller.ExtensionsKinds, controllerStartTimeout); err != nil {
 		_ = p.Stop(controllerStopGrace)
 		return err
