@@ -57,6 +57,15 @@ type Options struct {
 	// Env is added to this process's environment (e.g. a marker that lets
 	// a harness find every process it started).
 	Env []string
+	// SandboxConfig, when set, is the content of the ConfigMap
+	// agent-sandbox-config (key -> value) as the release's Deployment mounts
+	// it at /etc/sandbox-config (k8s/extensions.controller.yaml), which the
+	// controller reads once at start (allowed-label-domains:
+	// cmd/agent-sandbox-controller/main.go:462 at v1.0.3). Out of cluster
+	// the controller then runs in a mount namespace of its own (unshare,
+	// root only) where a tmpfs over /etc holds just those files, so the
+	// host's /etc is neither read nor changed.
+	SandboxConfig map[string]string
 	// Log receives the controller's log lines too, when set.
 	Log io.Writer
 }
@@ -139,6 +148,14 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	fmt.Fprintf(logFile, "# %s\n# %s %s\n", o.Binary, o.Binary.Path, strings.Join(args, " "))
 	cmd := exec.Command(o.Binary.Path, args...)
 	cmd.Env = append(os.Environ(), o.Env...)
+	if o.SandboxConfig != nil {
+		if cmd, err = withSandboxConfig(o.Dir, o.SandboxConfig, o.Binary.Path, args); err != nil {
+			logFile.Close()
+			return nil, err
+		}
+		cmd.Env = append(os.Environ(), o.Env...)
+		fmt.Fprintf(logFile, "# in a mount namespace of its own, /etc/sandbox-config holding %d files: %s\n", len(o.SandboxConfig), strings.Join(cmd.Args, " "))
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	cmd.Stderr = pw
@@ -287,6 +304,42 @@ func (p *Process) Stop(grace time.Duration) error {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
 	return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", p.Binary, grace)
+}
+
+// sandboxConfigDir is where the release's Deployment mounts the ConfigMap
+// agent-sandbox-config (k8s/extensions.controller.yaml at v1.0.3).
+const sandboxConfigDir = "/etc/sandbox-config"
+
+// withSandboxConfig is the command that runs bin with args in a private
+// mount namespace where /etc is a fresh tmpfs holding only
+// /etc/sandbox-config/<key> for each entry of files (copied there from dir,
+// where they are written first). The controller reads nothing else below
+// /etc when it runs out of cluster with a kubeconfig.
+func withSandboxConfig(dir string, files map[string]string, bin string, args []string) (*exec.Cmd, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("running the controller with its agent-sandbox-config mounted at %s needs a mount namespace, which needs root", sandboxConfigDir)
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil, fmt.Errorf("running the controller with its agent-sandbox-config mounted at %s: %w (util-linux)", sandboxConfigDir, err)
+	}
+	src := filepath.Join(dir, "sandbox-config")
+	if err := os.RemoveAll(src); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, err
+	}
+	for k, v := range files {
+		if strings.ContainsAny(k, "/\x00") || k == "" || k == "." || k == ".." {
+			return nil, fmt.Errorf("agent-sandbox-config key %q is not a file name", k)
+		}
+		if err := os.WriteFile(filepath.Join(src, k), []byte(v), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	script := `set -e; mount -t tmpfs -o mode=0755 tmpfs /etc; mkdir ` + sandboxConfigDir + `; cp -a "$0"/. ` + sandboxConfigDir + `/; exec "$@"`
+	return exec.Command(unshare, append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, src, bin}, args...)...), nil
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 at the time of the call.

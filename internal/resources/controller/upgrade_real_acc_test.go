@@ -3,7 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
@@ -45,43 +43,15 @@ var upgradeKinds = []schema.GroupVersionResource{
 // releases' own CRDs installed by agentsandbox_controller from the release
 // bundles and each release's controller built from the Go module proxy.
 func TestAccController_upgradeRealV056ToV103(t *testing.T) {
-	acctest.PreCheck(t)
-	if os.Getenv(testenv.KubeconfigVar) != "" && !testenv.Managed() {
-		t.Skip("runs on a local cluster of its own, which needs the local control plane")
-	}
-	root, err := testenv.FindRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	env, err := testenv.Start(t.Context(), testenv.Options{
-		RepoRoot:        root,
-		LocalclusterBin: os.Getenv(testenv.LocalclusterBinVar),
-		Profile:         &releases.V056,
+	c := acctest.StartOwnCluster(t, testenv.Options{
+		Profile: &releases.V056,
 		// agentsandbox_controller installs the CRDs; the controller
 		// starts once they are served, as its pod would.
 		NoCRDs:         true,
-		Controller:     testenv.RealController(releases.V056, root),
+		Controller:     testenv.RealController(releases.V056, ""),
 		ControllerWait: -1,
-		Log:            &log,
 	})
-	if err != nil {
-		t.Fatalf("starting the upgrade test's own cluster: %v\n%s", err, log.String())
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(context.WithoutCancel(t.Context())); err != nil {
-			t.Errorf("stopping the upgrade test's cluster: %v", err)
-		}
-		t.Logf("the upgrade test's environment:\n%s", log.String())
-	})
-	cfg, err := testenv.RESTConfig(env.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dyn := c.Dynamic
 	ctx := t.Context()
 	rs := newReleaseServer(t)
 	const ns = "agents"
@@ -89,19 +59,14 @@ func TestAccController_upgradeRealV056ToV103(t *testing.T) {
 	config := func(version string, claims ...string) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, `
-provider %[1]q {
-  kubernetes {
-    config_path = %[2]s
-  }
-}
-
+%[1]s
 resource "agentsandbox_controller" "test" {
-  version          = %[3]q
-  release_base_url = %[4]q
+  version          = %[2]q
+  release_base_url = %[3]q
 }
 
 resource "terraform_data" "namespace" {
-  input = %[5]q
+  input = %[4]q
 }
 
 resource "agentsandbox_sandbox_template" "python" {
@@ -138,15 +103,15 @@ resource "agentsandbox_sandbox" "workspace" {
   }
   depends_on = [agentsandbox_controller.test]
 }
-`, acctest.ProviderName, acctest.HCLString(env.Kubeconfig), version, rs.URL, ns)
-		for _, c := range claims {
+`, c.ProviderConfig(), version, rs.URL, ns)
+		for _, claim := range claims {
 			fmt.Fprintf(&b, `
 resource "agentsandbox_sandbox_claim" %[1]q {
   name      = %[1]q
   namespace = agentsandbox_warm_pool.python.namespace
   warm_pool = agentsandbox_warm_pool.python.name
 }
-`, c)
+`, claim)
 		}
 		return b.String()
 	}
@@ -210,7 +175,7 @@ resource "agentsandbox_sandbox_claim" %[1]q {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
-						return env.ReplaceController(ctx, testenv.RealController(releases.V103, root))
+						return c.ReplaceController(ctx, testenv.RealController(releases.V103, c.Root))
 					},
 					func(*terraform.State) error {
 						for _, name := range sandboxCRDs {

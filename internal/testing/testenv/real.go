@@ -40,12 +40,31 @@ var sandboxCRDNames = []string{
 // controller exits when a kind it watches is not served), and reports
 // reconciling once the workers of its four controllers run.
 func RealController(p releases.Profile, repoRoot string) Controller {
-	return &realController{release: p, cache: realcontroller.DefaultCacheDir(repoRoot)}
+	return RealControllerWith(p, repoRoot, RealControllerOptions{})
+}
+
+// RealControllerOptions are what a pod of the release's Deployment would
+// get from the cluster and a process out of cluster does not.
+type RealControllerOptions struct {
+	// SandboxConfig is the content of the ConfigMap agent-sandbox-config
+	// the Deployment mounts at /etc/sandbox-config (nil: not mounted; see
+	// realcontroller.Options.SandboxConfig, which needs root).
+	SandboxConfig map[string]string
+}
+
+// RealControllerWith is RealController with o. An empty repoRoot is the
+// checkout around the working directory (FindRepoRoot).
+func RealControllerWith(p releases.Profile, repoRoot string, o RealControllerOptions) Controller {
+	if repoRoot == "" {
+		repoRoot, _ = FindRepoRoot() // "" again: the build fails, saying where it looked
+	}
+	return &realController{release: p, cache: realcontroller.DefaultCacheDir(repoRoot), opts: o}
 }
 
 type realController struct {
 	release releases.Profile
 	cache   string
+	opts    RealControllerOptions
 	binary  realcontroller.Binary
 }
 
@@ -78,11 +97,12 @@ func (c *realController) Run(ctx context.Context, h Host, reconciling func()) er
 		return err
 	}
 	p, err := realcontroller.Start(ctx, realcontroller.Options{
-		Binary:     c.binary,
-		Kubeconfig: h.Kubeconfig,
-		Dir:        h.Dir,
-		Webhook:    realcontroller.Webhook{Port: h.WebhookPort},
-		Env:        h.Environ,
+		Binary:        c.binary,
+		Kubeconfig:    h.Kubeconfig,
+		Dir:           h.Dir,
+		Webhook:       realcontroller.Webhook{Port: h.WebhookPort},
+		Env:           h.Environ,
+		SandboxConfig: c.opts.SandboxConfig,
 	})
 	if err != nil {
 		return err
