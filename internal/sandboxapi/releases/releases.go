@@ -37,24 +37,33 @@ type Profile struct {
 	// sandbox's Ready condition copied unchanged, so its observedGeneration is
 	// the sandbox's generation, not the claim's
 	// (extensions/controllers/sandboxclaim_controller.go:582 at v0.5.0, :629 at
-	// v0.5.3, :759 at v0.5.5, :824 at v0.5.6; upstream fixed it after v0.5.6
-	// in 365a29c8 "use claim generation for Ready condition").
+	// v0.5.3, :759 at v0.5.5, :824 at v0.5.6; v1.0.x sets the claim's
+	// generation: :826 at v1.0.1, :824 at v1.0.3).
 	ClaimReadyForwardsSandboxCondition bool
 	// AdoptionUpdateWritesEmptyPodMetadata: at adoption the claim controller
 	// records the sandbox's name with a full Update of the typed claim, whose
 	// AdditionalPodMetadata is a struct tagged omitempty, so the claim gains
 	// `additionalPodMetadata: {}` (sandboxclaim_controller.go:793 at v0.5.0,
-	// :1142 at v0.5.6; sandboxclaim_types.go:122 at v0.5.6).
+	// :1142 at v0.5.6, :1139 at v1.0.3; sandboxclaim_types.go:122 at v0.5.6,
+	// :125 at v1.0.3).
 	AdoptionUpdateWritesEmptyPodMetadata bool
 	// KubernetesAPI is the k8s.io/api version of the release's go.mod, whose
 	// PodSpec the Sandbox and SandboxTemplate CRDs serve under
 	// spec.podTemplate.spec; a field of a newer PodSpec is not in their schema.
 	KubernetesAPI string
 	// ClaimWatchesTemplates: a claim waiting on TemplateNotFound is
-	// reconciled as soon as the template appears. Without it the claim is
-	// requeued after one minute (sandboxclaim_controller.go:385-401 at
-	// v0.5.6).
+	// reconciled as soon as the template is created
+	// (sandboxclaim_controller.go:2471-2475 at v1.0.1, :2469-2473 at
+	// v1.0.3). Without it the claim is requeued after one minute (:394 at
+	// v0.5.6; v0.5.0 and v0.5.2 may wake earlier through the warm pool's
+	// status, whose watch has no generation predicate there).
 	ClaimWatchesTemplates bool
+	// SandboxPodNameAnnotation: the sandbox controller writes the pod's name
+	// into the Sandbox's annotation agents.x-k8s.io/pod-name
+	// (controllers/sandbox_controller.go:746 at v0.5.0, :1293 at v0.5.6);
+	// v1.0.x only reads and clears it (:1153-1158 at v1.0.1, :1163-1168 at
+	// v1.0.3; deprecated at api/v1beta1/sandbox_types.go:126).
+	SandboxPodNameAnnotation bool
 	// ClaimServiceFQDN: the claim controller mirrors the sandbox's service
 	// FQDN into SandboxClaim.status.sandbox.serviceFQDN (v1.0.1:
 	// extensions/api/v1beta1/sandboxclaim_types.go).
@@ -66,26 +75,26 @@ type Profile struct {
 var (
 	V050 = Profile{
 		Name: "v0.5.0", ServesV1alpha1: true, KubernetesAPI: "v0.35.4", // go.mod:19
-		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true,
+		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true, SandboxPodNameAnnotation: true,
 	}
 	V052 = Profile{
 		Name: "v0.5.2", ServesV1alpha1: true, KubernetesAPI: "v0.36.2", // go.mod:29
-		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true,
+		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true, SandboxPodNameAnnotation: true,
 	}
 	V053 = Profile{
 		Name: "v0.5.3", ServesV1alpha1: true, KubernetesAPI: "v0.36.2", // go.mod:29
 		SandboxVCTImmutableRule:            true,
-		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true,
+		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true, SandboxPodNameAnnotation: true,
 	}
 	V055 = Profile{
 		Name: "v0.5.5", ServesV1alpha1: true, KubernetesAPI: "v0.36.3", // go.mod:30
 		SandboxVCTImmutableRule:            true,
-		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true,
+		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true, SandboxPodNameAnnotation: true,
 	}
 	V056 = Profile{
 		Name: "v0.5.6", ServesV1alpha1: true, KubernetesAPI: "v0.36.3", // go.mod:30
 		SandboxVCTImmutableRule: true, WarmPoolObservedGeneration: true,
-		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true,
+		ClaimReadyForwardsSandboxCondition: true, AdoptionUpdateWritesEmptyPodMetadata: true, SandboxPodNameAnnotation: true,
 	}
 	V101 = Profile{
 		Name: "v1.0.1", KubernetesAPI: "v0.36.4",
