@@ -1,8 +1,8 @@
 // Package bundles holds the release assets of every agent-sandbox release
 // that the Go module proxy serves from v0.5.0 on (sigs.k8s.io/agent-sandbox
 // v0.5.0, v0.5.2, v0.5.3, v0.5.5, v0.5.6, v1.0.1 and v1.0.3), for the
-// controller installer's tests, the test harness (which installs a release's
-// CRDs from here, see CRDs) and the offline demo's mirror.
+// controller installer's tests, the offline demo's mirror, and tests that
+// install a release's CRDs as its assets declare them (CRDs).
 //
 // They are upstream's own files, rendered by ./gen from each release's
 // downloaded module (its k8s/ directory) the way upstream's release tool,
