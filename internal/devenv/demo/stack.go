@@ -217,9 +217,9 @@ func (s *Stack) Describe() []string {
 			"but its pod lands on a fake node and never runs. The same release's REAL controller (upstream's " +
 			"cmd/agent-sandbox-controller " + releases.Default.Name + ", built from the Go module proxy) runs on this " +
 			"machine, out of cluster, and reconciles sandboxes, templates, warm pools and claims instead.",
-		"Release assets: offline stand-ins for the agent-sandbox release files (generated from this repository's CRDs, " +
-			"not upstream's files), served at " + s.ReleaseURL + "/<tag>/<asset>, the same layout as a mirror for an " +
-			"air-gapped install.",
+		"Release assets: upstream's own agent-sandbox release files (internal/sandboxapi/bundles, rendered from each " +
+			"release's Go module as upstream's release tool renders them), served at " + s.ReleaseURL +
+			"/<tag>/<asset>, the same layout as a mirror for an air-gapped install.",
 	}
 }
 
