@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -88,16 +89,28 @@ func parse(t *testing.T, name string, data []byte) []doc {
 	return out
 }
 
+// parsed caches read's results: the assets are megabytes of YAML, and
+// several tests read each one.
+var parsed sync.Map // "<version>/<asset>" -> []doc
+
+// read parses an asset (once per test binary; the first reader reports its
+// problems) and returns its documents. Callers must not modify them.
 func read(t *testing.T, version, asset string) []doc {
 	t.Helper()
+	key := version + "/" + asset
+	if docs, ok := parsed.Load(key); ok {
+		return docs.([]doc)
+	}
 	data, err := bundles.Read(version, asset)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(data, []byte("ko://")) {
-		t.Errorf("%s/%s still holds a ko:// image placeholder", version, asset)
+		t.Errorf("%s still holds a ko:// image placeholder", key)
 	}
-	return parse(t, version+"/"+asset, data)
+	docs := parse(t, key, data)
+	parsed.Store(key, docs)
+	return docs
 }
 
 // readFlat returns the documents of the core and the extensions asset.
