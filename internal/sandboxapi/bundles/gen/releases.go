@@ -127,8 +127,10 @@ func moduleDirs(rs []release) (map[string]string, error) {
 	for _, r := range rs {
 		d, ok := got[r.version]
 		switch {
+		case !ok && runErr != nil:
+			return nil, fmt.Errorf("go mod download printed nothing for %s@%s (stderr: %s): %w", modulePath, r.version, stderr.String(), runErr)
 		case !ok:
-			return nil, fmt.Errorf("go mod download printed nothing for %s@%s: %v %s", modulePath, r.version, runErr, stderr.String())
+			return nil, fmt.Errorf("go mod download printed nothing for %s@%s", modulePath, r.version)
 		case d.Error != "":
 			return nil, fmt.Errorf("%s@%s: %s", modulePath, r.version, d.Error)
 		case d.Sum != r.sum:
