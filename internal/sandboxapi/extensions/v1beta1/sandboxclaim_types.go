@@ -91,6 +91,15 @@ type ClaimedSandboxStatus struct {
 	// PodIPs mirrors the Sandbox's status.podIPs.
 	// +optional
 	PodIPs []string `json:"podIPs,omitempty"`
+	// ServiceFQDN mirrors the Sandbox's status.serviceFQDN: the DNS name of
+	// its headless Service, empty while it has none. New in v1.0.1
+	// (extensions/api/v1beta1/sandboxclaim_types.go:165-171 at v1.0.1 and
+	// v1.0.3), set together with the name and pod IPs from the same read of
+	// the sandbox (extensions/controllers/sandboxclaim_controller.go:850-861
+	// at v1.0.1, :848-859 at v1.0.3); v0.5.x have only name and podIPs
+	// (sandboxclaim_types.go:149-161 at v0.5.6).
+	// +optional
+	ServiceFQDN string `json:"serviceFQDN,omitempty"`
 }
 
 // SandboxClaimStatus is the observed state of a SandboxClaim.
