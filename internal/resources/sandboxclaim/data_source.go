@@ -38,6 +38,7 @@ type dataSourceModel struct {
 	VolumeClaimTemplates    types.List   `tfsdk:"volume_claim_templates"`
 	SandboxName             types.String `tfsdk:"sandbox_name"`
 	PodIPs                  types.List   `tfsdk:"pod_ips"`
+	ServiceFQDN             types.String `tfsdk:"service_fqdn"`
 	Ready                   types.Bool   `tfsdk:"ready"`
 	ReadyReason             types.String `tfsdk:"ready_reason"`
 	ReadyMessage            types.String `tfsdk:"ready_message"`
@@ -73,11 +74,14 @@ func dataSourceSchema(context.Context) schema.Schema {
 	attrs["volume_claim_templates"] = vcts
 	attrs["sandbox_name"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the Sandbox the claim holds; empty until one is bound."}
 	attrs["pod_ips"] = schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "IP addresses of the sandbox's pod."}
+	attrs["service_fqdn"] = schema.StringAttribute{Computed: true, MarkdownDescription: "DNS name of the headless " +
+		"Service of the claim's sandbox (`status.sandbox.serviceFQDN`, reported by agent-sandbox v1.0.1 and later); " +
+		"null on earlier releases, while no sandbox is bound, and when the sandbox has no Service."}
 	attrs["ready"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the claim's `Ready` condition is true for its current generation."}
 	attrs["ready_reason"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the `Ready` condition, e.g. `DependenciesReady`, `WarmPoolNotFound`, `ClaimExpired`; empty until reported."}
 	attrs["ready_message"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Message of the `Ready` condition."}
 	return schema.Schema{
-		MarkdownDescription: "Reads a `SandboxClaim` and its live status: the sandbox it holds, its pod IPs, and whether " +
+		MarkdownDescription: "Reads a `SandboxClaim` and its live status: the sandbox it holds, its pod IPs and service FQDN, and whether " +
 			"it is ready, or the controller's reason why not. Works for claims made by any client (the sandbox router, " +
 			"an SDK) as well as by `agentsandbox_sandbox_claim`. Reads the cluster on every plan.",
 		Attributes: attrs,
@@ -106,7 +110,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 	st := readStatus(claim)
 	m.WarmPool, m.ShutdownTime, m.TTLSecondsAfterFinished, m.ShutdownPolicy = rm.WarmPool, rm.ShutdownTime, rm.TTLSecondsAfterFinished, rm.ShutdownPolicy
 	m.Env, m.AdditionalPodMetadata, m.VolumeClaimTemplates = rm.Env, rm.AdditionalPodMetadata, rm.VolumeClaimTemplates
-	m.SandboxName, m.PodIPs, m.Ready = rm.SandboxName, rm.PodIPs, rm.Ready
+	m.SandboxName, m.PodIPs, m.ServiceFQDN, m.Ready = rm.SandboxName, rm.PodIPs, rm.ServiceFQDN, rm.Ready
 	m.ReadyReason, m.ReadyMessage = types.StringValue(st.reason), types.StringValue(st.message)
 	return diags
 }

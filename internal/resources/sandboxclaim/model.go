@@ -35,6 +35,7 @@ type resourceModel struct {
 	WaitForReady            types.Bool     `tfsdk:"wait_for_ready"`
 	SandboxName             types.String   `tfsdk:"sandbox_name"`
 	PodIPs                  types.List     `tfsdk:"pod_ips"`
+	ServiceFQDN             types.String   `tfsdk:"service_fqdn"`
 	Ready                   types.Bool     `tfsdk:"ready"`
 	Timeouts                timeouts.Value `tfsdk:"timeouts"`
 }
@@ -176,11 +177,35 @@ func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceMo
 	m.SandboxName = types.StringValue(st.sandbox)
 	m.PodIPs, d = types.ListValueFrom(ctx, types.StringType, st.podIPs)
 	diags.Append(d...)
+	m.ServiceFQDN = serviceFQDN(st)
 	m.Ready = types.BoolValue(st.ready)
 	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
 		m.WaitForReady = types.BoolValue(true) // after an import
 	}
 	return diags
+}
+
+// serviceFQDN is the claim's status.sandbox.serviceFQDN, or null when the
+// claim reports none: releases before v1.0.1 never do (the field is new in
+// extensions/api/v1beta1/sandboxclaim_types.go:165-171 at v1.0.1), and
+// v1.0.1+ leave it out while no sandbox is bound and while the sandbox has
+// no Service (an empty string is omitted, :171). Those cases cannot be told
+// apart on the claim, so none reads as an empty name.
+//
+// It needs no wait of its own. The claim controller sets it from the same
+// read of the sandbox as the Ready condition it forwards, in one status
+// write (computeAndSetStatus, extensions/controllers/sandboxclaim_controller.go:840-861
+// at v1.0.1, the forwarding at :823-828). The sandbox controller computes
+// the Service's FQDN and the Ready condition in one pass and writes them in
+// one status update (controllers/sandbox_controller.go:389-458 and :380 at
+// v1.0.1), and a sandbox with `service: true` is not Ready without its
+// Service (:653-679). So once a claim the apply waits for is Ready
+// (claimReady), the state made from it holds the FQDN.
+func serviceFQDN(st claimStatus) types.String {
+	if st.serviceFQDN == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(st.serviceFQDN)
 }
 
 // flattenEnv returns the live variables; none at all reads as prior when

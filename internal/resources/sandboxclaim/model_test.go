@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -431,5 +434,130 @@ func TestDataSourceVolumeClaimTemplates(t *testing.T) {
 	}
 	if !m.VolumeClaimTemplates.IsNull() || !m.VolumeClaimTemplates.ElementType(ctx).Equal(blueprint.VolumeClaimTemplateType) {
 		t.Errorf("no templates: volume_claim_templates = %v (%s), want a null list of the schema's type", m.VolumeClaimTemplates, m.VolumeClaimTemplates.ElementType(ctx))
+	}
+}
+
+// TestFlattenServiceFQDN: the claim's status.sandbox.serviceFQDN (v1.0.1 and
+// later) is read into service_fqdn by the resource and the data source; a
+// claim without it (v0.5.x, which have no such field; nothing bound yet; a
+// sandbox without a Service) reads as null, not as an empty name.
+func TestFlattenServiceFQDN(t *testing.T) {
+	ctx := context.Background()
+	spec := map[string]any{"warmPoolRef": map[string]any{"name": "pool"}}
+	ready := []any{map[string]any{"type": "Ready", "status": "True", "reason": "DependenciesReady", "observedGeneration": int64(3), "lastTransitionTime": "2030-01-01T00:00:00Z", "message": ""}}
+	const fqdn = "pool-x2x.agents.svc.cluster.local"
+	for _, tc := range []struct {
+		name   string
+		status map[string]any
+		want   types.String
+	}{
+		{"v1.0.1 and later, with a Service", map[string]any{
+			"sandbox":    map[string]any{"name": "pool-x2x", "podIPs": []any{"10.0.0.7"}, "serviceFQDN": fqdn},
+			"conditions": ready,
+		}, types.StringValue(fqdn)},
+		{"v0.5.x: name and pod IPs only", map[string]any{
+			"sandbox":    map[string]any{"name": "pool-x2x", "podIPs": []any{"10.0.0.7"}},
+			"conditions": ready,
+		}, types.StringNull()},
+		{"written empty", map[string]any{
+			"sandbox": map[string]any{"name": "pool-x2x", "serviceFQDN": ""},
+		}, types.StringNull()},
+		{"no status yet", nil, types.StringNull()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := liveClaim(spec, tc.status)
+			m := baseModel()
+			m.ServiceFQDN = types.StringValue("stale.agents.svc.cluster.local") // replaced, whatever it was
+			if diags := flatten(ctx, live, &m, "agentsandbox"); diags.HasError() {
+				t.Fatal(diags)
+			}
+			if !m.ServiceFQDN.Equal(tc.want) {
+				t.Errorf("resource: service_fqdn = %v, want %v", m.ServiceFQDN, tc.want)
+			}
+			var d dataSourceModel
+			if diags := flattenDataSource(ctx, live, &d); diags.HasError() {
+				t.Fatal(diags)
+			}
+			if !d.ServiceFQDN.Equal(tc.want) {
+				t.Errorf("data source: service_fqdn = %v, want %v", d.ServiceFQDN, tc.want)
+			}
+		})
+	}
+}
+
+// TestModifyPlanServiceFQDN: an in-place update keeps the claim's sandbox,
+// so the plan keeps the service FQDN the state has (known while planning);
+// a replacement, or a state without one (not reported yet, or a release
+// before v1.0.1), leaves it unknown for the apply to fill in.
+func TestModifyPlanServiceFQDN(t *testing.T) {
+	ctx := context.Background()
+	r := NewResource()
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	sch := sr.Schema
+	tt, d := sch.TypeAtPath(ctx, path.Root("timeouts"))
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	timeoutsType := tt.(attr.TypeWithAttributeTypes).AttributeTypes()
+	const fqdn = "pool-a-x2x.agents.svc.cluster.local"
+	state := func(fqdn types.String) resourceModel {
+		m := baseModel()
+		m.ID = types.StringValue("agents/session")
+		m.ForceConflicts = types.BoolValue(false)
+		m.VolumeClaimTemplates = types.ListNull(blueprint.VolumeClaimTemplateType)
+		m.SandboxName = types.StringValue("pool-a-x2x")
+		m.PodIPs, _ = types.ListValueFrom(ctx, types.StringType, []string{"10.0.0.7"})
+		m.ServiceFQDN = fqdn
+		m.Ready = types.BoolValue(true)
+		m.Timeouts.Object = types.ObjectNull(timeoutsType)
+		return m
+	}
+	// proposed is what the framework hands ModifyPlan: the configuration's
+	// change, the computed status unknown because the plan differs.
+	proposed := func(prior resourceModel, change func(*resourceModel)) resourceModel {
+		m := prior
+		change(&m)
+		m.SandboxName, m.ServiceFQDN, m.Ready = types.StringUnknown(), types.StringUnknown(), types.BoolUnknown()
+		m.PodIPs = types.ListUnknown(types.StringType)
+		return m
+	}
+	later := func(m *resourceModel) { m.ShutdownTime = types.StringValue("2040-01-01T00:00:00Z") }
+	otherPool := func(m *resourceModel) { m.WarmPool = types.StringValue("other") }
+	for _, tc := range []struct {
+		name   string
+		prior  types.String
+		change func(*resourceModel)
+		want   types.String
+	}{
+		{"in place, reported", types.StringValue(fqdn), later, types.StringValue(fqdn)},
+		{"in place, not reported", types.StringNull(), later, types.StringUnknown()},
+		{"replaced", types.StringValue(fqdn), otherPool, types.StringUnknown()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prior := state(tc.prior)
+			plan := proposed(prior, tc.change)
+			req := resource.ModifyPlanRequest{
+				State: tfsdk.State{Schema: sch}, Plan: tfsdk.Plan{Schema: sch}, Config: tfsdk.Config{Schema: sch},
+			}
+			if d := req.State.Set(ctx, &prior); d.HasError() {
+				t.Fatal(d)
+			}
+			if d := req.Plan.Set(ctx, &plan); d.HasError() {
+				t.Fatal(d)
+			}
+			resp := resource.ModifyPlanResponse{Plan: req.Plan}
+			r.(resource.ResourceWithModifyPlan).ModifyPlan(ctx, req, &resp)
+			if resp.Diagnostics.HasError() {
+				t.Fatal(resp.Diagnostics)
+			}
+			var got types.String
+			if d := resp.Plan.GetAttribute(ctx, path.Root("service_fqdn"), &got); d.HasError() {
+				t.Fatal(d)
+			}
+			if !got.Equal(tc.want) {
+				t.Errorf("planned service_fqdn = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -114,7 +114,7 @@ func TestPlanWithoutACluster(t *testing.T) {
 	if err := planned["wait_for_ready"].As(&wait); err != nil || !wait {
 		t.Errorf("wait_for_ready = %v", planned["wait_for_ready"])
 	}
-	for _, a := range []string{"sandbox_name", "pod_ips", "ready", "id"} {
+	for _, a := range []string{"sandbox_name", "pod_ips", "service_fqdn", "ready", "id"} {
 		if planned[a].IsKnown() {
 			t.Errorf("%s = %v, want unknown until applied", a, planned[a])
 		}

@@ -158,7 +158,8 @@ func (r *claimResource) ValidateConfig(ctx context.Context, req resource.Validat
 	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), vcts)...)
 }
 
-// ModifyPlan decides replacement and keeps the sandbox's name known, and
+// ModifyPlan decides replacement and keeps the sandbox's name and service
+// FQDN known, and
 // checks new pod labels against the controller's allowed label domains
 // (checkLabelDomains).
 //
@@ -225,9 +226,17 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	} else {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("volume_claim_templates"))
 	}
-	// An in-place update keeps the sandbox, and so its name.
+	// An in-place update keeps the sandbox, and so its name and its
+	// Service's DNS name: nothing the update writes makes the controller
+	// bind another sandbox or change the sandbox's Service. A value not
+	// reported yet stays unknown (v1.0.1+ report the FQDN once the Service
+	// exists, which may be after the name is bound; v0.5.x never do), so
+	// whatever the apply reads is consistent with the plan.
 	if !replace && !state.SandboxName.IsNull() && state.SandboxName.ValueString() != "" {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("sandbox_name"), state.SandboxName)...)
+		if !state.ServiceFQDN.IsNull() && !state.ServiceFQDN.IsUnknown() {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("service_fqdn"), state.ServiceFQDN)...)
+		}
 	}
 }
 

@@ -143,6 +143,15 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		ElementType:         types.StringType,
 		MarkdownDescription: "IP addresses of the sandbox's pod (`status.sandbox.podIPs`).",
 	}
+	attrs["service_fqdn"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "DNS name of the headless Service of the claim's sandbox " +
+			"(`<sandbox name>.<namespace>.svc.<cluster domain>`), as the claim reports it " +
+			"(`status.sandbox.serviceFQDN`, mirrored from the sandbox by agent-sandbox v1.0.1 and later). Null on " +
+			"releases before v1.0.1, which do not report it, while no sandbox is bound, and when the sandbox has no " +
+			"Service (the pool's template does not set `service = true`). Known once an apply that waits for the " +
+			"claim (`wait_for_ready`) returns; an in-place update keeps it, as the claim keeps its sandbox.",
+	}
 	attrs["ready"] = schema.BoolAttribute{
 		Computed:            true,
 		MarkdownDescription: "Whether the claim's `Ready` condition was true when last read.",
@@ -152,7 +161,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"pool, typically in well under a second, for a long-lived agent session managed with Terraform. The " +
 			"controller adopts a ready sandbox from the pool (which then replenishes) or, when none is ready or the " +
 			"claim sets `env`, cold-starts one from the pool's template. By default the apply waits until the sandbox " +
-			"is ready and reports its name and pod IPs. Destroying the claim removes its sandbox.\n\n" +
+			"is ready and reports its name, pod IPs and (agent-sandbox v1.0.1 and later) service FQDN. Destroying the claim removes its sandbox.\n\n" +
 			"Changing `warm_pool` or `env` in the configuration replaces the claim (and so its sandbox); everything else " +
 			"changes in place. An edit made outside Terraform, even of those two, is drift that the next apply reverts " +
 			"in place, keeping the sandbox. Default timeouts: 5 minutes each.",

@@ -24,7 +24,10 @@ import (
 type claimStatus struct {
 	sandbox string
 	podIPs  []string
-	ready   bool
+	// serviceFQDN is status.sandbox.serviceFQDN, "" when not reported (see
+	// serviceFQDN).
+	serviceFQDN string
+	ready       bool
 	// The Ready condition, if reported, and whether it describes the
 	// claim's current generation.
 	found                   bool
@@ -53,7 +56,7 @@ var claimReasons = map[string]bool{
 }
 
 func readStatus(c *extv1beta1.SandboxClaim) claimStatus {
-	st := claimStatus{sandbox: c.Status.Sandbox.Name, podIPs: c.Status.Sandbox.PodIPs}
+	st := claimStatus{sandbox: c.Status.Sandbox.Name, podIPs: c.Status.Sandbox.PodIPs, serviceFQDN: c.Status.Sandbox.ServiceFQDN}
 	if st.podIPs == nil {
 		st.podIPs = []string{}
 	}
