@@ -54,7 +54,7 @@ func TestAccController_upgradeRealV056ToV103(t *testing.T) {
 	dyn := c.Dynamic
 	ctx := t.Context()
 	rs := newReleaseServer(t)
-	const ns = "agents"
+	const ns = "default"
 
 	config := func(version string, claims ...string) string {
 		var b strings.Builder
@@ -159,7 +159,10 @@ resource "agentsandbox_sandbox_claim" %[1]q {
 						if len(snap) < 6 {
 							return fmt.Errorf("after the v0.5.6 apply: %d objects %v, want the template, the pool, the claim and at least 3 sandboxes", len(snap), snap)
 						}
-						before = snap
+						// Filled in place: keptAll holds this map.
+						for k, uid := range snap {
+							before[k] = uid
+						}
 						t.Logf("v0.5.6 world: %d objects", len(snap))
 						return nil
 					},
@@ -234,6 +237,9 @@ func keptAll(t *testing.T, before map[string]types.UID, snapshot func() (map[str
 		now, err := snapshot()
 		if err != nil {
 			return err
+		}
+		if len(before) == 0 {
+			return fmt.Errorf("no objects recorded before the upgrade: nothing would be checked")
 		}
 		var lost []string
 		for k, uid := range before {
