@@ -197,7 +197,7 @@ resource "agentsandbox_sandbox_claim" %[1]q {
 						for _, ref := range webhookObjects {
 							_, err := dyn.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 							if !apierrors.IsNotFound(err) {
-								return fmt.Errorf("%s %s/%s after the upgrade: %v (want it pruned)", ref.GVR.Resource, ref.Namespace, ref.Name, err)
+								return fmt.Errorf("%s %s/%s after the upgrade: %w (want it pruned)", ref.GVR.Resource, ref.Namespace, ref.Name, err)
 							}
 						}
 						return nil

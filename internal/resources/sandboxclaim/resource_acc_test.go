@@ -563,7 +563,7 @@ func TestAccSandboxClaim_failureReason(t *testing.T) {
 			// Variables, but the template does not allow them.
 			Config: claimConfig(ns, name, `  warm_pool = "pool-a"
   env       = [{ name = "SESSION", value = "s1" }]`),
-			ExpectError: regexp.MustCompile(`(?s)Sandbox claim failed: EnvVarsInjectionRejected.*Disallowed.*env_vars_injection_policy`),
+			ExpectError: regexp.MustCompile(`(?s)Sandbox claim failed: EnvVarsInjectionRejected.*not\s+allowed.*env_vars_injection_policy`),
 		},
 		resource.TestStep{
 			// Expired already: refused at plan for a new claim (issue 13),
