@@ -66,7 +66,7 @@ up() {
 	local lc
 	lc=$(internal/devenv/localcluster/build.sh | tail -n1)
 
-	step "Starting the local stack in the background: control plane, stand-in controller, GKE emulator, release server"
+	step "Starting the local stack in the background: control plane, the release's real controller, GKE emulator, release server"
 	"$BIN/demo" up --dir "$DEMO" --localcluster-bin "$lc"
 
 	step "Copying examples/quickstart to .cache/demo/quickstart, with terraform.tfvars.json pointing it at the local stack"
@@ -127,9 +127,9 @@ up() {
 		  - Kubernetes: a real control plane on 127.0.0.1 with FAKE kwok nodes: no container runs, nothing runs in
 		    gVisor, NetworkPolicies are stored but not enforced.
 		  - GKE: the container API EMULATOR (internal/testing/gkeemu), not Google; its node pool has no VMs.
-		  - Controller: the bundle's Deployment is installed but never runs; sandboxsim, a test-only STAND-IN for the
-		    upstream controller, reconciles the sandboxes and the warm pool.
-		  - Release assets: this repository's offline stand-ins, served from a loopback mirror.
+		  - Controller: the bundle's Deployment is installed but never runs (fake node); upstream's REAL controller of the
+		    same release, built from the Go module proxy, runs on this machine out of cluster and reconciles them.
+		  - Release assets: upstream's own release files, rendered from the release's Go module, served from a loopback mirror.
 		  - The provider: this tree built by goreleaser as the registry gets it, installed by terraform init from a
 		    local filesystem mirror (.cache/demo/mirror), not from the registry.
 
