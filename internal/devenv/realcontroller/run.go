@@ -228,7 +228,7 @@ func (p *Process) waitHealthy(ctx context.Context, timeout time.Duration) error 
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited during start-up: %v; its log (%s) ends:\n%s", p.Binary, p.err, p.LogPath, LogTail(p.LogPath, 30))
+			return fmt.Errorf("%s exited during start-up: %w; its log (%s) ends:\n%s", p.Binary, p.err, p.LogPath, LogTail(p.LogPath, 30))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -266,7 +266,7 @@ func (p *Process) WaitReconciling(ctx context.Context, kinds []string, timeout t
 		select {
 		case <-changed:
 		case <-p.done:
-			return fmt.Errorf("%s exited before its controllers started (%v); its log (%s) ends:\n%s", p.Binary, p.err, p.LogPath, LogTail(p.LogPath, 30))
+			return fmt.Errorf("%s exited before its controllers started (%w); its log (%s) ends:\n%s", p.Binary, p.err, p.LogPath, LogTail(p.LogPath, 30))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline:
@@ -292,7 +292,7 @@ func (p *Process) Err() error { return p.err }
 func (p *Process) Stop(grace time.Duration) error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s had exited: %v", p.Binary, p.err)
+		return fmt.Errorf("%s had exited: %w", p.Binary, p.err)
 	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -349,7 +349,11 @@ func FreePort() (int, error) {
 		return 0, err
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("listening on 127.0.0.1:0 gave %v, not a TCP address", ln.Addr())
+	}
+	return addr.Port, nil
 }
 
 // LogTail returns the last n lines of a log file ("" if unreadable).

@@ -117,7 +117,7 @@ func (c *realController) Run(ctx context.Context, h Host, reconciling func()) er
 	case <-ctx.Done():
 		return p.Stop(controllerStopGrace)
 	case <-p.Done():
-		return fmt.Errorf("%s exited while the tests ran: %v; its log (%s) ends:\n%s",
+		return fmt.Errorf("%s exited while the tests ran: %w; its log (%s) ends:\n%s",
 			c.binary, p.Err(), p.LogPath, realcontroller.LogTail(p.LogPath, 30))
 	}
 }
