@@ -1,7 +1,7 @@
 package sandboxclaim_test
 
 // Behaviour of real agent-sandbox releases (issue 16), checked against the
-// release profile the run stands in for (AGENTSANDBOX_TEST_PROFILE; make
+// release the run runs (AGENTSANDBOX_TEST_RELEASE; make
 // testacc-releases runs every profile). On v0.5.x the claim's Ready
 // condition is the sandbox's, with the sandbox's generation, and the
 // controller's adoption Update leaves `additionalPodMetadata: {}` on the

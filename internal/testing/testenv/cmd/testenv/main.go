@@ -7,7 +7,7 @@
 // .cache/testenv, installs the agent-sandbox CRDs and runs the stand-in
 // controller in this process; with one of them set it uses that cluster,
 // installing the CRDs and running the stand-in there (unless
-// AGENTSANDBOX_TEST_NO_SIM=1). The command then runs with KUBECONFIG and
+// AGENTSANDBOX_TEST_NO_CONTROLLER=1). The command then runs with KUBECONFIG and
 // AGENTSANDBOX_TEST_KUBECONFIG pointing at the cluster. Afterwards
 // everything is stopped and /proc is checked for processes of the run that
 // are still alive; any such process is killed and fails the run.

@@ -48,7 +48,7 @@ func command(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buf
 	cmd := exec.Command(testenvBin, append([]string{"--"}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+kc, "AGENTSANDBOX_TEST_KUBECONFIG=",
-		"AGENTSANDBOX_TEST_NO_SIM=1", "AGENTSANDBOX_TEST_NO_CRDS=1", "AGENTSANDBOX_TESTENV_RUN=")
+		"AGENTSANDBOX_TEST_NO_CONTROLLER=1", "AGENTSANDBOX_TEST_NO_CRDS=1", "AGENTSANDBOX_TESTENV_RUN=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
