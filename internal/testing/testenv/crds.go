@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/realcontroller"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
@@ -52,34 +49,17 @@ func (e *Env) crds(ctx context.Context) ([]*unstructured.Unstructured, error) {
 	return ReleaseCRDs(ctx, *e.opts.Profile)
 }
 
-// ReleaseCRDs returns the four CRDs of release p as upstream's module has
-// them (k8s/crds/*.yaml at the release's tag, the files its release assets
-// are rendered from), as unstructured objects for apply.
-func ReleaseCRDs(ctx context.Context, p releases.Profile) ([]*unstructured.Unstructured, error) {
-	dir, err := realcontroller.ModuleDir(ctx, p.Name)
+// ReleaseCRDs returns the four CRDs of release p as its release assets
+// have them (package bundles: upstream's files rendered from the release's
+// module), as unstructured objects for apply.
+func ReleaseCRDs(_ context.Context, p releases.Profile) ([]*unstructured.Unstructured, error) {
+	out, err := bundles.CRDs(p.Name)
 	if err != nil {
 		return nil, err
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "k8s", "crds", "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var out []*unstructured.Unstructured
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(b, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
+	for _, u := range out {
 		unstructured.RemoveNestedField(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		out = append(out, u)
-	}
-	if len(out) != len(sandboxCRDNames) {
-		return nil, fmt.Errorf("agent-sandbox %s: %d CRD files in %s, want %d", p.Name, len(out), filepath.Join(dir, "k8s", "crds"), len(sandboxCRDNames))
 	}
 	return out, nil
 }
