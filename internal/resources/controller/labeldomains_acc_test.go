@@ -17,27 +17,30 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
 // allowed_label_domains (issue 16 item 6). The controller reads its
 // ConfigMap only when it starts, so every change must roll the Deployment.
 //
-// The claim tests of the custom domains live here, not in package
-// sandboxclaim, because they need the ConfigMap in agent-sandbox-system,
-// which in the shared test cluster belongs to this package's tests (they
-// install and destroy the controller there, one after another). Every
-// domain list here keeps sandbox.users.io, the default, so that the other
-// packages' claims, which use it and run at the same time against the same
-// stand-in controller, stay valid while a test's ConfigMap is in effect.
+// The ConfigMap in agent-sandbox-system belongs, in the shared test
+// cluster, to this package's tests (they install and destroy the controller
+// there, one after another). Every domain list here keeps sandbox.users.io,
+// the default, so that the other packages' claims, which use it and run at
+// the same time, stay valid while a test's ConfigMap is in effect. The test
+// that a real controller honours the domains (claimLabelDomains) runs on a
+// cluster of its own, whose controller it restarts.
 
 var (
 	configMapGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -268,65 +271,148 @@ resource "agentsandbox_controller" "test" {
 }
 
 // TestAccController_claimLabelDomains: a claim's pod label in a domain the
-// controller was given is planned, applied and accepted by the controller
-// (the stand-in reads the ConfigMap when the Deployment rolls out, as the
-// real controller reads it when it starts); a label outside the controller's
-// domains is refused at plan, at its attribute, before the claim is written.
+// controller was given is planned, applied and accepted by upstream's real
+// v1.0.3 controller; a label outside the controller's domains is refused at
+// plan, at its attribute, before the claim is written; and once the domains
+// are removed the restarted controller refuses a claim in the removed domain.
+//
+// The real controller reads /etc/sandbox-config/allowed-label-domains once,
+// when it starts (cmd/agent-sandbox-controller/main.go:462 at v1.0.3), from
+// the ConfigMap its Deployment mounts. Out of cluster, its pod's start is
+// played by rolledOut: when the Deployment's pod template changed, the
+// controller process is replaced by one that runs in a mount namespace of
+// its own with the ConfigMap's content at /etc/sandbox-config, as the
+// kubelet would mount it in the new pod. So the test runs on a cluster of
+// its own (the package's shared controller must not restart under the
+// other tests) and needs root (the mount namespace).
 func TestAccController_claimLabelDomains(t *testing.T) {
-	// The stand-in re-read the ConfigMap when the Deployment rolled; the
-	// real controller of the shared cluster reads it once, at its start,
-	// with no ConfigMap mounted. This test must move to a cluster of its
-	// own whose controller restarts with the ConfigMap's content
-	// (acctest.StartOwnCluster + testenv.RealControllerWith's
-	// SandboxConfig, both in place) before it can run again: issue 31.
-	t.Skip("needs the real controller restarted with the ConfigMap mounted (issue 31, not done yet)")
-	rs := newReleaseServer(t)
-	ns := acctest.Namespace(t)
-	acctest.CreateTemplate(t, ns, "python", map[string]any{
-		"networkPolicyManagement": "Unmanaged",
-		"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
-			"name": "python", "image": "registry.example/python-runtime:1",
-			"resources": map[string]any{"limits": map[string]any{"cpu": "500m", "memory": "256Mi"}},
-		}}}},
+	if os.Geteuid() != 0 {
+		t.Skip("runs the real controller in a mount namespace of its own (its ConfigMap at /etc/sandbox-config), which needs root")
+	}
+	c := acctest.StartOwnCluster(t, testenv.Options{
+		Profile: &releases.V103,
+		NoCRDs:  true,
+		// The release's Deployment mounts the ConfigMap as optional: with
+		// no ConfigMap the directory is there and empty.
+		Controller:     testenv.RealControllerWith(releases.V103, "", testenv.RealControllerOptions{SandboxConfig: map[string]string{}}),
+		ControllerWait: -1,
 	})
-	config := func(labels string) string {
-		return configRelease(rs.URL, "v1.0.3", domainsAttr("sandbox.users.io", "agents.example.com")) + fmt.Sprintf(`
-resource "agentsandbox_warm_pool" "p" {
-  name       = "pool"
-  namespace  = %[1]q
-  template   = "python"
-  replicas   = 1
-  depends_on = [agentsandbox_controller.test]
+	ctx := t.Context()
+	rs := newReleaseServer(t)
+	const ns = "default"
+	ref := func(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+		return c.Dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+
+	// rolledOut plays the controller pod's restart after a rollout: when
+	// the Deployment's digest of the ConfigMap differs from what the
+	// running process was started with, the process is replaced by one
+	// that sees the ConfigMap's content at /etc/sandbox-config.
+	started := ""
+	rolledOut := func(*terraform.State) error {
+		dep, err := ref(controllerDeployment.GVR, controllerDeployment.Namespace, controllerDeployment.Name)
+		if err != nil {
+			return err
+		}
+		digest, _, _ := unstructured.NestedString(dep.Object, "spec", "template", "metadata", "annotations", sandboxConfigAnnotation)
+		if digest == started {
+			return nil
+		}
+		files := map[string]string{}
+		cm, err := ref(configMapGVR, controllerNS, sandboxapi.ConfigMapName)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		default:
+			files, _, _ = unstructured.NestedStringMap(cm.Object, "data")
+		}
+		if err := c.ReplaceController(ctx, testenv.RealControllerWith(releases.V103, c.Root, testenv.RealControllerOptions{SandboxConfig: files})); err != nil {
+			return fmt.Errorf("restarting the controller with /etc/sandbox-config = %v: %w", files, err)
+		}
+		t.Logf("controller restarted after the rollout with /etc/sandbox-config = %v", files)
+		started = digest
+		return nil
+	}
+
+	controllerAndPool := func(domains ...string) string {
+		attr := ""
+		if len(domains) > 0 {
+			attr = domainsAttr(domains...)
+		}
+		return c.ProviderConfig() + fmt.Sprintf(`
+resource "agentsandbox_controller" "test" {
+  version          = "v1.0.3"
+  release_base_url = %[2]q
+%[3]s
 }
 
-resource "agentsandbox_sandbox_claim" "c" {
-  name      = "session"
+resource "agentsandbox_sandbox_template" "python" {
+  name      = "python"
   namespace = %[1]q
-  warm_pool = agentsandbox_warm_pool.p.name
-  additional_pod_metadata = {
-    labels = { %[2]s }
+  network_policy_management = "Unmanaged"
+  pod_template = {
+    containers = [{
+      name      = "python"
+      image     = "registry.example/python-runtime:1"
+      resources = { limits = { cpu = "500m", memory = "256Mi" } }
+    }]
   }
   depends_on = [agentsandbox_controller.test]
 }
+
+resource "agentsandbox_warm_pool" "p" {
+  name      = "pool"
+  namespace = %[1]q
+  template  = agentsandbox_sandbox_template.python.name
+  replicas  = 1
+}
+`, ns, rs.URL, attr)
+	}
+	claim := func(labels string) string {
+		return fmt.Sprintf(`
+resource "agentsandbox_sandbox_claim" "c" {
+  name      = "session"
+  namespace = %q
+  warm_pool = agentsandbox_warm_pool.p.name
+  additional_pod_metadata = {
+    labels = { %s }
+  }
+}
 `, ns, labels)
 	}
+	domains := []string{"sandbox.users.io", "agents.example.com"}
 	accepted := `"team.agents.example.com/owner" = "alice", "sandbox.users.io/session" = "s1"`
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkGone(controllerDeployment, sandboxConfig),
 		Steps: []resource.TestStep{
 			{
-				Config:           config(accepted),
+				// The controller with the domains: the ConfigMap is
+				// written, the Deployment rolled, the controller restarted
+				// with the file its pod would mount.
+				Config:           controllerAndPool(domains...),
+				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+				Check:            rolledOut,
+			},
+			{
+				// A claim with a label in a custom domain: the real
+				// controller accepts it (Ready) and gives the label to the
+				// claim's sandbox.
+				Config:           controllerAndPool(domains...) + claim(accepted),
 				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("agentsandbox_sandbox_claim.c", tfjsonpath.New("ready"), knownvalue.Bool(true)),
 				},
 				Check: func(*terraform.State) error {
-					// The controller gave the labels to the claim's sandbox.
-					claim := acctest.Get(t, acctest.ObjectRef{GVR: claimGVR, Namespace: ns, Name: "session"})
-					name, _, _ := unstructured.NestedString(claim.Object, "status", "sandbox", "name")
-					sb := acctest.Get(t, acctest.ObjectRef{GVR: sandboxGVR, Namespace: ns, Name: name})
+					cl, err := ref(claimGVR, ns, "session")
+					if err != nil {
+						return err
+					}
+					name, _, _ := unstructured.NestedString(cl.Object, "status", "sandbox", "name")
+					sb, err := ref(sandboxGVR, ns, name)
+					if err != nil {
+						return fmt.Errorf("the claim's sandbox %q: %w", name, err)
+					}
 					labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
 					if labels["team.agents.example.com/owner"] != "alice" {
 						return fmt.Errorf("sandbox %s has pod labels %v, without the claim's team.agents.example.com/owner=alice", name, labels)
@@ -336,29 +422,26 @@ resource "agentsandbox_sandbox_claim" "c" {
 			},
 			{
 				// Through the plugin protocol, to see the attribute paths.
-				PreConfig:   func() { claimLabelsAtPlan(t, ns) },
-				Config:      config(accepted + `, "other.example.org/x" = "y"`),
+				PreConfig:   func() { claimLabelsAtPlan(t, c.Kubeconfig, ns) },
+				Config:      controllerAndPool(domains...) + claim(accepted+`, "other.example.org/x" = "y"`),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Pod label domain not allowed by the controller.*"other\.example\.org/x".*agents\.example\.com,\s+sandbox\.users\.io`),
 			},
 			{
 				// The domains removed (and the claim with them): the
-				// ConfigMap is deleted before the controller rolls, so the
-				// restarted controller is back to the default and refuses a
-				// claim in the removed domain. Deleted after the rollout, the
-				// new controller would have read the old domains.
-				Config: configRelease(rs.URL, "v1.0.3") + fmt.Sprintf(`
-resource "agentsandbox_warm_pool" "p" {
-  name       = "pool"
-  namespace  = %[1]q
-  template   = "python"
-  replicas   = 1
-  depends_on = [agentsandbox_controller.test]
-}
-`, ns),
+				// ConfigMap is deleted and the Deployment rolled; the
+				// restarted controller is back to the default domain and
+				// refuses a claim in the removed one.
+				Config:           controllerAndPool(),
 				ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkSandboxConfig(""),
+					func(*terraform.State) error {
+						if _, err := ref(configMapGVR, controllerNS, sandboxapi.ConfigMapName); !apierrors.IsNotFound(err) {
+							return fmt.Errorf("the ConfigMap %s after the domains were removed: %v (want it deleted)", sandboxapi.ConfigMapName, err)
+						}
+						return nil
+					},
+					rolledOut,
 					func(*terraform.State) error {
 						probe := &unstructured.Unstructured{Object: map[string]any{
 							"apiVersion": "extensions.agents.x-k8s.io/v1beta1",
@@ -369,24 +452,31 @@ resource "agentsandbox_warm_pool" "p" {
 								"additionalPodMetadata": map[string]any{"labels": map[string]any{"team.agents.example.com/owner": "bob"}},
 							},
 						}}
-						if _, err := acctest.Dynamic(t).Resource(claimGVR).Namespace(ns).Create(context.Background(), probe, metav1.CreateOptions{}); err != nil {
+						if _, err := c.Dynamic.Resource(claimGVR).Namespace(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
 							return err
 						}
-						acctest.WaitFor(t, 30*time.Second, "the probe claim to be refused (InvalidMetadata)", func(ctx context.Context) (bool, string, error) {
-							c, err := acctest.GetObject(ctx, acctest.ObjectRef{GVR: claimGVR, Namespace: ns, Name: "probe"})
+						defer func() {
+							_ = c.Dynamic.Resource(claimGVR).Namespace(ns).Delete(context.WithoutCancel(ctx), "probe", metav1.DeleteOptions{})
+						}()
+						last := "not read yet"
+						for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+							cl, err := ref(claimGVR, ns, "probe")
 							if err != nil {
-								return false, "", err
+								return err
 							}
-							conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+							conds, _, _ := unstructured.NestedSlice(cl.Object, "status", "conditions")
+							last = "no Ready condition"
 							for _, x := range conds {
 								m, _ := x.(map[string]any)
 								if m["type"] == "Ready" {
-									return m["reason"] == "InvalidMetadata", fmt.Sprintf("Ready=%v %v", m["status"], m["reason"]), nil
+									if m["reason"] == "InvalidMetadata" {
+										return nil
+									}
+									last = fmt.Sprintf("Ready=%v reason %v: %v", m["status"], m["reason"], m["message"])
 								}
 							}
-							return false, "no Ready condition", nil
-						})
-						return nil
+						}
+						return fmt.Errorf("the probe claim with label team.agents.example.com/owner was not refused (InvalidMetadata) within 30 s by the controller restarted without the domain: %s", last)
 					},
 				),
 			},
@@ -397,12 +487,12 @@ resource "agentsandbox_warm_pool" "p" {
 var claimGVR = schema.GroupVersionResource{Group: "extensions.agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxclaims"}
 
 // claimLabelsAtPlan plans claims through the plugin protocol with a provider
-// configured for the test cluster, whose controller allows sandbox.users.io
+// configured for the cluster at kubeconfig, whose controller allows sandbox.users.io
 // and agents.example.com: each label outside them is refused at its path.
-func claimLabelsAtPlan(t *testing.T, ns string) {
+func claimLabelsAtPlan(t *testing.T, kubeconfig, ns string) {
 	t.Helper()
 	s := pt.New(t, provider.New("test"))
-	if errs := pt.Errors(s.ConfigureProvider(t, map[string]any{"kubernetes": map[string]any{"config_path": acctest.Kubeconfig()}})); len(errs) > 0 {
+	if errs := pt.Errors(s.ConfigureProvider(t, map[string]any{"kubernetes": map[string]any{"config_path": kubeconfig}})); len(errs) > 0 {
 		t.Fatalf("configure: %s", pt.Describe(errs))
 	}
 	for _, tc := range []struct {
