@@ -180,7 +180,7 @@ func (r *Results) Markdown() string {
 			if sc == "sets" {
 				fmt.Fprintf(&b, "\n## sets, N=%d (%d objects: template + warm pool + network policy per set)\n\n", n, objects)
 			} else {
-				fmt.Fprintf(&b, "\n## teams, %d module instances (%d objects: template, warm pool of 2 with waiting, policy, claim), stand-in controller\n\n", n, objects)
+				fmt.Fprintf(&b, "\n## teams, %d module instances (%d objects: template, warm pool of 2 with waiting, policy, claim), upstream's v1.0.3 controller\n\n", n, objects)
 			}
 			r.wallTable(&b, sc, n, providers, phases)
 			r.requestTable(&b, sc, n, providers, phases)

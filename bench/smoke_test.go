@@ -47,7 +47,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s %s: %s", r.Provider, r.Phase, r.Error)
 		}
 		// The API server's counts are cluster-wide: inside make test other
-		// packages run beside this one (and the stand-in controller and the
+		// packages run beside this one (and the agent-sandbox controller and the
 		// garbage collector act on what changes), so the per-phase checks
 		// below use the provider's own counter, and the server's count is a
 		// lower bound of it. `make bench` runs on a cluster of its own.
@@ -82,9 +82,10 @@ func TestSmoke(t *testing.T) {
 		// Terraform this shows that the marker an apply writes hashes the
 		// state as Terraform sends it back.
 		// Except, in the plan right after the create, the templates and
-		// warm pools: make test's cluster runs the stand-in controller, which
-		// after a create writes each pool's status (observedGeneration,
-		// selector) and labels its template (sandbox-template-ref-hash),
+		// warm pools: make test's cluster runs upstream's real controller,
+		// which after a create writes each pool's status (observedGeneration,
+		// selector) and labels its template (sandbox-template-ref-hash:
+		// extensions/controllers/sandboxtemplate_controller.go:175 at v1.0.3),
 		// changes the framework must read (`make bench` runs no controller).
 		// The network policies must be the fast path's there too.
 		switch r.Phase {

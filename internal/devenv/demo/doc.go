@@ -2,11 +2,12 @@
 // that `make demo` and the examples' acceptance tests (internal/testing/exampletest)
 // run the example configurations against, entirely on 127.0.0.1:
 //
-//   - the local control plane and the stand-in controller, started by
-//     internal/testing/testenv (the same mechanism as the acceptance
-//     tests), without the harness's CRDs: the configuration under test
-//     installs them with agentsandbox_controller, and the stand-in waits
-//     for them;
+//   - the local control plane and upstream's own agent-sandbox controller
+//     of the newest release (built from the Go module proxy, run out of
+//     cluster), started by internal/testing/testenv (the same mechanism as
+//     the acceptance tests), without the harness's CRDs: the configuration
+//     under test installs them with agentsandbox_controller, and the
+//     controller starts once they are served;
 //   - the GKE container/v1 emulator (internal/testing/gkeemu) with one Standard
 //     cluster whose endpoint and CA are the local control plane's, so
 //     that `kubernetes { gke_cluster = ... }` derives working Kubernetes
