@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,24 +70,17 @@ func (k Kind) Create(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 	// Atomic: the server refuses the create when the object exists, so two
 	// resources naming one object (in one parallel apply, or in two
 	// configurations) can never both create it (kube.Client.Create).
+	creation := creates.begin(meta, k.GVR, ref)
 	live, err := c.Create(ctx, k.GVR, obj, kube.ApplyOptions{FieldManager: meta.FieldManager(), Force: true})
 	var partial *kube.PartialCreateError
+	if err != nil && !errors.As(err, &partial) {
+		creation.abandon()
+	}
 	switch {
 	case err == nil:
 		return live, diags
 	case kube.IsAlreadyExists(err):
-		if owner := k.controllerOf(ctx, meta, ref); owner != "" {
-			diags.AddError(fmt.Sprintf("%s already exists, created by a controller", ref),
-				fmt.Sprintf("The cluster already has %s, and it is controlled by %s, which creates it and rewrites it: "+
-					"importing it would make Terraform and that controller overwrite each other. Choose another name.%s",
-					ref, owner, ownedHint(owner)))
-			return nil, diags
-		}
-		diags.AddError(fmt.Sprintf("%s already exists", ref),
-			fmt.Sprintf("The cluster already has %s, so creating it would take over an object this configuration "+
-				"does not manage (another resource, configuration or person created it). Import it instead:\n\n"+
-				"  terraform import %s.<name> %s\n\nor choose another name.",
-				ref, k.ResourceType, ID(ref.Namespace, ref.Name)))
+		diags.Append(k.alreadyExists(ctx, meta, ref, creation.others())...)
 		return nil, diags
 	case errors.As(err, &partial):
 		// The object is this create's own (the create was atomic): hand it
@@ -278,17 +274,143 @@ func (k Kind) Delete(ctx context.Context, meta *conn.Meta, namespace, name strin
 // controllerOf names the controller owner of the existing object ref
 // ("SandboxTemplate agents/python"), or "" when it has none or cannot be
 // read. One GET, only after a create was refused.
-func (k Kind) controllerOf(ctx context.Context, meta *conn.Meta, ref kube.ObjectRef) string {
-	live, found, diags := k.Read(ctx, meta, ref.Namespace, ref.Name)
-	if diags.HasError() || !found {
-		return ""
+// alreadyExists is the refusal of a create whose object exists. The advice
+// depends on who has the object:
+//   - a controller (an owner reference with controller=true): importing it
+//     would make Terraform and the controller overwrite each other;
+//   - another resource of this configuration, created in this apply
+//     (sameApply: this provider process created it): two resources declare
+//     one object, and importing it into the second would make them flip it
+//     between their settings on every apply, so the advice is to keep one,
+//     never to import;
+//   - this provider otherwise (its field manager wrote the object): another
+//     resource manages it (in this configuration or another state), or an
+//     earlier apply of this resource created it and was killed before
+//     Terraform saved its state. The provider cannot see states, so the
+//     advice says how to tell the two apart and what to do in each: keep
+//     one resource, or import it only when no state has it;
+//   - anyone else (kubectl, a person, another tool): import it, or choose
+//     another name.
+//
+// Terraform does not tell a provider the resource's address, so the import
+// command names it TYPE.NAME and says where the address is shown.
+func (k Kind) alreadyExists(ctx context.Context, meta *conn.Meta, ref kube.ObjectRef, sameApply bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	importCmd := fmt.Sprintf("  terraform import %s.NAME %s\n\nwhere %s.NAME is this resource's address (the \"with\" line "+
+		"under this error shows it)", k.ResourceType, ID(ref.Namespace, ref.Name), k.ResourceType)
+	if sameApply {
+		diags.AddError(fmt.Sprintf("%s already exists: two resources of this configuration declare it", ref),
+			fmt.Sprintf("Another %s resource of this configuration created %s a moment ago, in this apply. "+
+				"Two resources declaring one object would overwrite each other's settings on every apply, so this "+
+				"one was not created and must not be imported either. Keep one of the two resource blocks (search "+
+				"the configuration for the name: grep -rn '%q' --include='*.tf' .), or give this one another name.",
+				k.ResourceType, ref, ref.Name))
+		return diags
 	}
-	for _, o := range live.GetOwnerReferences() {
-		if o.Controller != nil && *o.Controller {
-			return fmt.Sprintf("%s %s", o.Kind, ID(ref.Namespace, o.Name))
+	live, found, _ := k.Read(ctx, meta, ref.Namespace, ref.Name)
+	if found {
+		for _, o := range live.GetOwnerReferences() {
+			if o.Controller != nil && *o.Controller {
+				owner := fmt.Sprintf("%s %s", o.Kind, ID(ref.Namespace, o.Name))
+				diags.AddError(fmt.Sprintf("%s already exists, created by a controller", ref),
+					fmt.Sprintf("The cluster already has %s, and it is controlled by %s, which creates it and rewrites it: "+
+						"importing it would make Terraform and that controller overwrite each other. Choose another name.%s",
+						ref, owner, ownedHint(owner)))
+				return diags
+			}
+		}
+		if written, ok := writtenBy(live, meta.FieldManager()); ok {
+			diags.AddError(fmt.Sprintf("%s already exists, written by this provider", ref),
+				fmt.Sprintf("The cluster already has %s, written by this provider (field manager %q%s). Either "+
+					"another %s resource manages it, in this configuration or in another Terraform state that uses "+
+					"this cluster, or an earlier apply of this resource created it and was stopped before Terraform "+
+					"saved its state. Look for it in each state that uses this cluster:\n\n"+
+					"  terraform state list | grep %s\n\n"+
+					"and in the configurations (grep -rn '%q' --include='*.tf' .).\n\n"+
+					"If a resource has it: keep that one and remove this one, or give this one another name. Do not "+
+					"import it here as well: two resources managing one object overwrite each other's settings on "+
+					"every apply.\n\n"+
+					"Only if no state has it (the interrupted apply), bring it back under this resource:\n\n%s.",
+					ref, meta.FieldManager(), written, k.ResourceType, k.ResourceType, ref.Name, importCmd))
+			return diags
 		}
 	}
-	return ""
+	diags.AddError(fmt.Sprintf("%s already exists", ref),
+		fmt.Sprintf("The cluster already has %s, so creating it would take over an object no resource of this "+
+			"provider wrote (kubectl, a person or another tool created it). To manage it with this resource, "+
+			"import it instead:\n\n%s; or choose another name.", ref, importCmd))
+	return diags
+}
+
+// creates tracks the creates this provider process has under way or has
+// made, per provider configuration (one process serves one Terraform
+// operation), so that a create refused because the object exists can tell
+// whether another resource of the same apply created it.
+var creates = &createLog{m: map[createKey]int{}}
+
+type createKey struct {
+	meta *conn.Meta
+	gvr  schema.GroupVersionResource
+	ref  string
+}
+
+type createLog struct {
+	mu sync.Mutex
+	m  map[createKey]int
+}
+
+// createHandle is one create's entry in the log.
+type createHandle struct {
+	log *createLog
+	key createKey
+}
+
+// begin records a create of ref, before it is sent.
+func (l *createLog) begin(meta *conn.Meta, gvr schema.GroupVersionResource, ref kube.ObjectRef) createHandle {
+	key := createKey{meta: meta, gvr: gvr, ref: ref.Namespace + "/" + ref.Name}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[key]++
+	return createHandle{log: l, key: key}
+}
+
+// abandon removes a create that made nothing.
+func (h createHandle) abandon() {
+	h.log.mu.Lock()
+	defer h.log.mu.Unlock()
+	if h.log.m[h.key]--; h.log.m[h.key] <= 0 {
+		delete(h.log.m, h.key)
+	}
+}
+
+// others reports whether another create of the same object in this process
+// is under way or has succeeded (the handle's own has been abandoned).
+func (h createHandle) others() bool {
+	h.log.mu.Lock()
+	defer h.log.mu.Unlock()
+	return h.log.m[h.key] > 0
+}
+
+// writtenBy reports whether fieldManager has written obj (an entry of its
+// managed fields: the server-side apply of a create or an update, or, for a
+// moment during a create, the create itself; kube.Client.Create), and when
+// it last did (", last at <time>", or "").
+func writtenBy(obj *unstructured.Unstructured, fieldManager string) (string, bool) {
+	var last *metav1.Time
+	found := false
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager != fieldManager {
+			continue
+		}
+		found = true
+		if e.Time != nil && (last == nil || last.Before(e.Time)) {
+			last = e.Time
+		}
+	}
+	if found && last != nil {
+		return ", last at " + last.UTC().Format(time.RFC3339), true
+	}
+	return "", found
 }
 
 // ownedHint says what to do when the owner is a SandboxTemplate: the

@@ -151,8 +151,10 @@ func TestCreateRefusesToAdoptAnExistingObject(t *testing.T) {
 		t.Fatal("creating over an existing object must fail")
 	}
 	d := diags[0].Detail()
-	if !strings.Contains(d, "terraform import agentsandbox_widget.<name> ns/w") {
-		t.Errorf("the error should say how to import: %s", d)
+	for _, want := range []string{"terraform import agentsandbox_widget.NAME ns/w", `the "with" line under this error`} {
+		if !strings.Contains(d, want) {
+			t.Errorf("the error should say how to import (%q): %s", want, d)
+		}
 	}
 }
 

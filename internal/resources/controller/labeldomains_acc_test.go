@@ -286,6 +286,9 @@ resource "agentsandbox_controller" "test" {
 // its own (the package's shared controller must not restart under the
 // other tests) and needs root (the mount namespace).
 func TestAccController_claimLabelDomains(t *testing.T) {
+	// On a cluster of its own: runs beside the package's other tests of
+	// their own clusters (the package is otherwise serial).
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("runs the real controller in a mount namespace of its own (its ConfigMap at /etc/sandbox-config), which needs root")
 	}

@@ -43,6 +43,9 @@ var upgradeKinds = []schema.GroupVersionResource{
 // releases' own CRDs installed by agentsandbox_controller from the release
 // bundles and each release's controller built from the Go module proxy.
 func TestAccController_upgradeRealV056ToV103(t *testing.T) {
+	// On a cluster of its own: runs beside the package's other tests of
+	// their own clusters (the package is otherwise serial).
+	t.Parallel()
 	c := acctest.StartOwnCluster(t, testenv.Options{
 		Profile: &releases.V056,
 		// agentsandbox_controller installs the CRDs; the controller

@@ -171,7 +171,7 @@ func TestAccInterrupt_warmPoolCreateKilled(t *testing.T) {
 	interruptPoolCreate(t, func(p *acctest.TFProc) bool { p.Kill(); return true })
 }
 
-var importHint = regexp.MustCompile(`terraform import (agentsandbox_[a-z_]+)\.<name> (\S+)`)
+var importHint = regexp.MustCompile(`terraform import (agentsandbox_[a-z_]+)\.NAME (\S+)`)
 
 func interruptPoolCreate(t *testing.T, interrupt func(*acctest.TFProc) bool) {
 	acctest.PreCheck(t)
