@@ -8,9 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // ServiceAttribute is `service`; what gets the Service is described by the
@@ -71,7 +72,9 @@ func Flatten(ctx context.Context, live agentsv1beta1.SandboxBlueprint, priorPod 
 
 // Content converts a typed API value (a spec that holds a blueprint) into
 // the unstructured form sent to the API server: the JSON encoding, so
-// omitempty decides what is left out exactly as it does for any Go client.
+// omitempty decides what is left out exactly as it does for any Go client,
+// except for the empty metadata objects upstream's types always write,
+// which are left out too (sandboxapi.OmitEmptyMetadata says why).
 func Content(v any) (map[string]any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -81,5 +84,6 @@ func Content(v any) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
+	sandboxapi.OmitEmptyMetadata(m)
 	return m, nil
 }

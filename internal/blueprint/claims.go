@@ -19,8 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -233,7 +233,7 @@ func ExpandVolumeClaimTemplates(ctx context.Context, l types.List) ([]agentsv1be
 	out := make([]agentsv1beta1.PersistentVolumeClaimTemplate, 0, len(ms))
 	for _, m := range ms {
 		t := agentsv1beta1.PersistentVolumeClaimTemplate{
-			Metadata: agentsv1beta1.EmbeddedObjectMetadata{
+			EmbeddedObjectMetadata: agentsv1beta1.EmbeddedObjectMetadata{
 				Name:        m.Name.ValueString(),
 				Labels:      tfvalues.StringMap(ctx, m.Labels, &diags),
 				Annotations: tfvalues.StringMap(ctx, m.Annotations, &diags),
@@ -298,15 +298,15 @@ func FlattenVolumeClaimTemplates(ctx context.Context, live []agentsv1beta1.Persi
 	}
 	elems := make([]attr.Value, 0, len(live))
 	for _, t := range live {
-		p := priorByName[t.Metadata.Name]
+		p := priorByName[t.Name]
 		var modes []string
 		for _, am := range t.Spec.AccessModes {
 			modes = append(modes, string(am))
 		}
 		m := VolumeClaimTemplateModel{
-			Name:             types.StringValue(t.Metadata.Name),
-			Labels:           tfvalues.Map(ctx, t.Metadata.Labels, p.Labels, &diags),
-			Annotations:      tfvalues.Map(ctx, t.Metadata.Annotations, p.Annotations, &diags),
+			Name:             types.StringValue(t.Name),
+			Labels:           tfvalues.Map(ctx, t.Labels, p.Labels, &diags),
+			Annotations:      tfvalues.Map(ctx, t.Annotations, p.Annotations, &diags),
 			AccessModes:      flattenList(ctx, modes, &diags),
 			StorageClassName: types.StringPointerValue(t.Spec.StorageClassName),
 			VolumeMode:       types.StringNull(),

@@ -11,8 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 )
 
 func claimValue(t *testing.T, name, storage string, extra map[string]attr.Value) types.Object {
@@ -56,9 +55,9 @@ func TestVolumeClaimTemplatesRoundTrip(t *testing.T) {
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	if len(api) != 2 || api[0].Metadata.Name != "workspace" || *api[0].Spec.StorageClassName != "standard" ||
+	if len(api) != 2 || api[0].Name != "workspace" || *api[0].Spec.StorageClassName != "standard" ||
 		*api[0].Spec.VolumeMode != corev1.PersistentVolumeFilesystem || api[0].Spec.AccessModes[0] != corev1.ReadWriteOnce ||
-		api[0].Metadata.Labels["data"] != "scratch" {
+		api[0].Labels["data"] != "scratch" {
 		t.Fatalf("expanded = %+v", api)
 	}
 	if q := api[0].Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(resource.MustParse("1.5Gi")) != 0 {
@@ -69,7 +68,7 @@ func TestVolumeClaimTemplatesRoundTrip(t *testing.T) {
 	// drops the empty annotation map; both read back as configured.
 	live := api
 	live[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1.5Gi")
-	live[1].Metadata.Annotations = nil
+	live[1].Annotations = nil
 	got, diags := FlattenVolumeClaimTemplates(ctx, live, planned)
 	if diags.HasError() {
 		t.Fatal(diags)

@@ -10,17 +10,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
 
-var templateKind = object.Kind{GVR: extv1beta1.SandboxTemplateGVR, Kind: extv1beta1.SandboxTemplateKind, ResourceType: "agentsandbox_sandbox_template"}
+var templateKind = object.Kind{GVR: sandboxapi.SandboxTemplateGVR, Kind: extv1beta1.SandboxTemplateKind, ResourceType: "agentsandbox_sandbox_template"}
 
 func template(ns, name string) *unstructured.Unstructured {
 	obj := templateKind.New()

@@ -15,8 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	fp "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/faultproxy"
 	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
@@ -87,7 +88,7 @@ func TestAccPlanLookups(t *testing.T) {
 			"containers": []any{map[string]any{"name": "python", "image": "python:3.13"}},
 		}}},
 	}}
-	if _, err := acctest.Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{}); err != nil {
+	if _, err := acctest.Dynamic(t).Resource(sandboxapi.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating SandboxTemplate %s/present: %v", ns, err)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
@@ -24,14 +25,12 @@ import (
 // agent-sandbox controller; declaring them would fight with it.
 var ReservedPrefixes = []string{"agents.x-k8s.io/", "extensions.agents.x-k8s.io/"}
 
-// LabelCreatedBy is the one reserved-prefix label users set: upstream's
-// claim controller reads it from the claim and copies it to the sandbox
-// and its pod template (extensions/controllers/sandboxclaim_controller.go:
-// 527-558 at v0.5.6).
-const LabelCreatedBy = "agents.x-k8s.io/created-by"
-
-// UserLabels are the labels under ReservedPrefixes a configuration may set.
-var UserLabels = []string{LabelCreatedBy}
+// UserLabels are the labels under ReservedPrefixes a configuration may set:
+// only upstream's CreatedByLabel, agents.x-k8s.io/created-by, which the
+// claim controller reads from the claim and copies to the sandbox and its
+// pod template (extensions/controllers/sandboxclaim_controller.go:527-558
+// at v0.5.6).
+var UserLabels = []string{agentsv1beta1.CreatedByLabel}
 
 // DefaultNamespace is used when a resource does not name one.
 const DefaultNamespace = "default"
@@ -82,7 +81,7 @@ func MetadataAttributes(kind string) map[string]schema.Attribute {
 			MarkdownDescription: fmt.Sprintf("Labels of the %s object. Only the keys declared here are managed: labels "+
 				"other tools or the controller add are left alone and never show as a diff. Keys under "+
 				"`agents.x-k8s.io/` are reserved for the controller, except `%s`, which users and SDKs set to "+
-				"say who created the object (the controller copies it from a claim to its sandbox and pod).", kind, LabelCreatedBy),
+				"say who created the object (the controller copies it from a claim to its sandbox and pod).", kind, agentsv1beta1.CreatedByLabel),
 			Validators: []validator.Map{validators.LabelsAllowing(UserLabels, ReservedPrefixes...)},
 		},
 		"annotations": schema.MapAttribute{

@@ -11,13 +11,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
-var poolKindForServedTests = Kind{GVR: extv1beta1.SandboxWarmPoolGVR, Kind: "SandboxWarmPool", ResourceType: "agentsandbox_warm_pool"}
+var poolKindForServedTests = Kind{GVR: sandboxapi.SandboxWarmPoolGVR, Kind: "SandboxWarmPool", ResourceType: "agentsandbox_warm_pool"}
 
 // discoveryServer is an API server that serves the given versions of the
 // extensions group in discovery, answers every resource request with the
@@ -41,9 +42,9 @@ func (s *discoveryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
 		list.Groups = append(list.Groups, metav1.APIGroup{Name: "apps", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "apps/v1", Version: "v1"}}})
 		if len(s.versions) > 0 {
-			g := metav1.APIGroup{Name: extv1beta1.Group}
+			g := metav1.APIGroup{Name: extv1beta1.GroupVersion.Group}
 			for _, v := range s.versions {
-				g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: extv1beta1.Group + "/" + v, Version: v})
+				g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: extv1beta1.GroupVersion.Group + "/" + v, Version: v})
 			}
 			g.PreferredVersion = g.Versions[0]
 			list.Groups = append(list.Groups, g)

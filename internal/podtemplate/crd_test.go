@@ -17,15 +17,18 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
 // crdAdmission does what the API server does with a custom resource write,
-// from the project's generated CRDs: drop unknown fields (reported, as
+// from the CRDs of releases.Default as its release assets have them
+// (package bundles: upstream's own files): drop unknown fields (reported, as
 // strict field validation does), apply the schema's defaults, then validate
 // against the OpenAPI schema, list-map keys and CEL rules. Reading back
 // applies the defaults again, so the admitted object is what a GET returns.
@@ -52,7 +55,7 @@ func loadAdmission(crdName string) (*crdAdmission, error) {
 	if a, ok := admissions.Load(crdName); ok {
 		return a.(*crdAdmission), nil
 	}
-	all, err := crds.V1beta1()
+	all, err := releaseCRDs(releases.Default.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +66,14 @@ func loadAdmission(crdName string) (*crdAdmission, error) {
 		}
 	}
 	if crd == nil {
-		return nil, fmt.Errorf("no CRD %s", crdName)
+		return nil, fmt.Errorf("no CRD %s in release %s", crdName, releases.Default.Name)
+	}
+	schema := v1beta1Schema(crd)
+	if schema == nil {
+		return nil, fmt.Errorf("CRD %s of release %s serves no %s schema", crdName, releases.Default.Name, agentsv1beta1.GroupVersion.Version)
 	}
 	var props apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(
-		crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &props, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, &props, nil); err != nil {
 		return nil, err
 	}
 	s, err := structuralschema.NewStructural(&props)
@@ -81,6 +87,35 @@ func loadAdmission(crdName string) (*crdAdmission, error) {
 	a := &crdAdmission{structural: s, validator: v, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
 	admissions.Store(crdName, a)
 	return a, nil
+}
+
+// releaseCRDs returns the four CRDs of an agent-sandbox release as its
+// release assets have them.
+func releaseCRDs(version string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	objs, err := bundles.CRDs(version)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(objs))
+	for _, u := range objs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+			return nil, fmt.Errorf("%s: CRD %s: %w", version, u.GetName(), err)
+		}
+		out = append(out, crd)
+	}
+	return out, nil
+}
+
+// v1beta1Schema is the v1beta1 schema of crd (v0.5.x CRDs also serve
+// v1alpha1, which the provider never writes), nil when it serves none.
+func v1beta1Schema(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.JSONSchemaProps {
+	for _, v := range crd.Spec.Versions {
+		if v.Name == agentsv1beta1.GroupVersion.Version && v.Served && v.Schema != nil {
+			return v.Schema.OpenAPIV3Schema
+		}
+	}
+	return nil
 }
 
 // admit returns the object as stored and read back, and every problem the

@@ -21,8 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
-
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 )
 
 // The end-to-end test runs the real Terraform CLI against a test resource

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -38,8 +38,8 @@ func Expand(ctx context.Context, obj types.Object) (agentsv1beta1.PodTemplate, d
 		return out, diags
 	}
 	e := expander{ctx: ctx, diags: &diags}
-	out.Metadata.Labels = e.stringMap(m.Labels)
-	out.Metadata.Annotations = e.stringMap(m.Annotations)
+	out.ObjectMeta.Labels = e.stringMap(m.Labels)
+	out.ObjectMeta.Annotations = e.stringMap(m.Annotations)
 	spec := e.podSpec(m)
 	if diags.HasError() {
 		return out, diags

@@ -11,10 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 // hardenedContainer is what a container with nothing but name, image and
@@ -62,7 +61,7 @@ func TestExpand(t *testing.T) {
 		{"labels and annotations", sets("labels", map[string]any{"app": "agent"}, "annotations", map[string]any{"example.com/a": "b"}),
 			func() agentsv1beta1.PodTemplate {
 				pt := hardenedSpec(nil)
-				pt.Metadata = agentsv1beta1.PodMetadata{Labels: map[string]string{"app": "agent"}, Annotations: map[string]string{"example.com/a": "b"}}
+				pt.ObjectMeta = agentsv1beta1.PodMetadata{Labels: map[string]string{"app": "agent"}, Annotations: map[string]string{"example.com/a": "b"}}
 				return pt
 			}()},
 		{"empty maps and lists are omitted", sets("labels", map[string]any{}, "tolerations", []any{}, "containers.0.env", []any{}),

@@ -12,8 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 )
 
 // Flatten turns the live pod template into the `pod_template` state value.
@@ -35,8 +34,8 @@ func Flatten(ctx context.Context, live agentsv1beta1.PodTemplate, prior types.Ob
 
 	spec := live.Spec
 	m := Model{
-		Labels:                        f.strMap(live.Metadata.Labels, pm.Labels),
-		Annotations:                   f.strMap(live.Metadata.Annotations, pm.Annotations),
+		Labels:                        f.strMap(live.ObjectMeta.Labels, pm.Labels),
+		Annotations:                   f.strMap(live.ObjectMeta.Annotations, pm.Annotations),
 		Containers:                    f.containers(spec.Containers, pm.Containers),
 		InitContainers:                f.containers(spec.InitContainers, pm.InitContainers),
 		Volumes:                       f.volumes(spec.Volumes, pm.Volumes),

@@ -10,9 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 )
 
 // TestOutOfBandUnmodelledFieldsAreReported: a PodSpec field the typed
@@ -152,14 +152,14 @@ func TestNormalObjectsKeepANullOverride(t *testing.T) {
 // otherwise a defaulted field below a source the override declares would be
 // reported as an out-of-band addition on every refresh.
 func TestCRDDefaultsAreKnown(t *testing.T) {
-	all, err := crds.V1beta1()
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
-	for _, crd := range all {
-		for _, v := range crd.Spec.Versions {
-			s := v.Schema.OpenAPIV3Schema
+	for _, version := range bundles.Versions() {
+		all, err := releaseCRDs(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, crd := range all {
+			s := v1beta1Schema(crd)
 			for _, step := range []string{"spec", "podTemplate", "spec"} {
 				if s == nil {
 					break
@@ -181,7 +181,7 @@ func TestCRDDefaultsAreKnown(t *testing.T) {
 				case vanishes(t, path, def):
 				default:
 					if want, ok := crdDefaults[path]; !ok || !reflect.DeepEqual(want, def) {
-						t.Errorf("%s (%s): the CRD defaults it to %#v; add it to crdDefaults", path, crd.Name, def)
+						t.Errorf("%s (%s of %s): the CRD defaults it to %#v; add it to crdDefaults", path, crd.Name, version, def)
 					}
 				}
 			})

@@ -11,8 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 )
 
 // roundTripCases are configurations whose plan must read back unchanged
@@ -198,9 +197,9 @@ func TestDrift(t *testing.T) {
 		{"memory limit removed", func(p *agentsv1beta1.PodTemplate) {
 			delete(p.Spec.Containers[0].Resources.Limits, corev1.ResourceMemory)
 		}, []string{`pod_template.containers[0].resources.limits`}},
-		{"label value", func(p *agentsv1beta1.PodTemplate) { p.Metadata.Labels["app"] = "other" },
+		{"label value", func(p *agentsv1beta1.PodTemplate) { p.ObjectMeta.Labels["app"] = "other" },
 			[]string{`pod_template.labels["app"]`}},
-		{"label added", func(p *agentsv1beta1.PodTemplate) { p.Metadata.Labels["extra"] = "x" },
+		{"label added", func(p *agentsv1beta1.PodTemplate) { p.ObjectMeta.Labels["extra"] = "x" },
 			[]string{`pod_template.labels`}},
 		{"runtime class removed", func(p *agentsv1beta1.PodTemplate) { p.Spec.RuntimeClassName = nil },
 			[]string{"pod_template.runtime_class_name"}},

@@ -1,35 +1,37 @@
-// Package sandboxapi is the project's model of the kubernetes-sigs/agent-sandbox
-// API. It owns:
+// Package sandboxapi is what the provider knows of the kubernetes-sigs/agent-sandbox
+// API beyond upstream's own Go types.
 //
-//   - our own Go types for the served API, one package per group and version:
-//     agents/v1beta1 (Sandbox, group agents.x-k8s.io) and extensions/v1beta1
-//     (SandboxTemplate, SandboxWarmPool, SandboxClaim, group
-//     extensions.agents.x-k8s.io), plus the deprecated v1alpha1 shapes in
-//     agents/v1alpha1 and extensions/v1alpha1, kept only to generate the schemas
-//     the offline v0.5.x bundles serve. Each package has its GroupVersion, kind
-//     and resource names, GVKs/GVRs and AddToScheme; this package's
-//     [AddToScheme] registers the two v1beta1 groups together;
-//   - the label and annotation keys the upstream controller reads and writes,
-//     and [NameHash], the FNV-1a label value it derives from object names;
-//   - the CRDs generated from those types (crds/, embedded by package crds) and
-//     the offline release bundles built from them (bundles/, for tests and the
-//     demo only: the provider binary must not import package bundles).
+// The types themselves are upstream's: sigs.k8s.io/agent-sandbox/api/v1beta1
+// (Sandbox, group agents.x-k8s.io) and
+// sigs.k8s.io/agent-sandbox/extensions/api/v1beta1 (SandboxTemplate,
+// SandboxWarmPool, SandboxClaim, group extensions.agents.x-k8s.io), at the
+// version go.mod pins (v1.0.3). They are the source of truth for field and
+// JSON names, enum values, condition types and reasons, and the label and
+// annotation keys they declare; the provider decodes every object into them.
+// The v1.0.3 types know every field the v1beta1 schema of each supported
+// release serves (v0.5.0 on; TestUpstreamTypesCoverEveryRelease checks it
+// against each release's CRDs in package bundles), so objects of older
+// releases decode into them with nothing lost. Only the two API packages are
+// imported: they depend on k8s.io/api and k8s.io/apimachinery alone
+// (TestProviderImportsOnlyUpstreamAPI).
 //
-// The types are written from upstream's published API, not copied: field and
-// JSON names, validation, defaults, enums, subresources, printer columns and
-// short names match what upstream v0.5.x/v1.0.x serves.
+// What this package adds, because upstream's API packages do not have it:
 //
-// Everything generated is reproduced byte for byte by
+//   - resource names, GVRs, GVKs, list kinds and CRD names of the four kinds
+//     (api.go), and AddToScheme for both groups together: upstream's
+//     controllers reach objects through controller-runtime's typed client,
+//     which needs none of them, while the provider uses a dynamic client;
+//   - the condition reasons the controllers write as string literals
+//     (conditions.go);
+//   - the label and annotation keys declared only in upstream's controller
+//     packages or not at all, the reserved key prefixes, and the v0.5.x
+//     conversion webhook's annotations (labels.go); [NameHash], the FNV-1a
+//     label value the controller derives from object names, and the
+//     selectors built from it (hash.go);
+//   - the controller's label-domain configuration (labeldomains.go).
 //
-//	go generate ./internal/sandboxapi/...
-//
-// which runs, in this order: controller-gen for deepcopy (zz_generated.deepcopy.go
-// in each API package), controller-gen for the v1beta1 CRDs (crds/*.yaml) and
-// the v1alpha1-only CRDs (crds/v1alpha1/*.yaml, an input of the v0.5.x bundles,
-// never installed on its own), then the bundle generator (bundles/gen). The
-// tests in crds/ and bundles/gen fail when a committed file is stale.
+// Subpackages: bundles holds each release's assets, upstream's own files
+// rendered from the release's module (for tests and the demo only: the
+// provider binary must not import it), and releases the facts about each
+// release the tests and the controller installer rely on.
 package sandboxapi
-
-//go:generate go tool -modfile=../../tools/go.mod controller-gen object paths=./agents/... paths=./extensions/...
-//go:generate go tool -modfile=../../tools/go.mod controller-gen crd:maxDescLen=0 paths=./agents/v1beta1 paths=./extensions/v1beta1 output:crd:dir=./crds
-//go:generate go tool -modfile=../../tools/go.mod controller-gen crd:maxDescLen=0 paths=./agents/v1alpha1 paths=./extensions/v1alpha1 output:crd:dir=./crds/v1alpha1

@@ -3,12 +3,14 @@ package sandboxapi
 import (
 	"fmt"
 	"hash/fnv"
+
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 )
 
 // NameHash is the label value upstream derives from an object name (for
-// LabelSandboxNameHash, LabelWarmPoolSandbox and LabelSandboxTemplateRefHash):
-// the 32-bit FNV-1a hash of the name's bytes, written as exactly 8 lowercase
-// hexadecimal digits (zero-padded). It always fits a label value, whatever the
+// LabelSandboxNameHash and for upstream's agentsv1beta1.SandboxWarmPoolLabel
+// and SandboxTemplateRefHashLabel): the 32-bit FNV-1a hash of the name's
+// bytes, written as exactly 8 lowercase hexadecimal digits (zero-padded). It always fits a label value, whatever the
 // length of the name.
 func NameHash(name string) string {
 	h := fnv.New32a()
@@ -25,9 +27,9 @@ func SandboxSelector(sandbox string) string {
 
 // WarmPoolSelector is the label selector, in string form, that a warm pool
 // reports in status.selector (and its scale subresource exposes): the pool's
-// sandboxes carry LabelWarmPoolSandbox=NameHash(pool).
+// sandboxes carry agentsv1beta1.SandboxWarmPoolLabel=NameHash(pool).
 func WarmPoolSelector(pool string) string {
-	return LabelWarmPoolSandbox + "=" + NameHash(pool)
+	return agentsv1beta1.SandboxWarmPoolLabel + "=" + NameHash(pool)
 }
 
 // TemplateNetworkPolicyName is the name of the NetworkPolicy the controller

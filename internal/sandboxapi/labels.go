@@ -17,59 +17,24 @@ func IsReservedKey(key string) bool {
 	return strings.HasPrefix(key, ReservedPrefix) || strings.HasPrefix(key, ReservedExtensionsPrefix)
 }
 
-// Label keys the controller puts on sandboxes, pods and Services.
+// Label and annotation keys upstream's API packages do not declare (the
+// others come from there: sigs.k8s.io/agent-sandbox/api/v1beta1 has
+// SandboxWarmPoolLabel, SandboxTemplateRefHashLabel, SandboxLaunchTypeLabel,
+// SandboxTemplateHashLabel, CreatedByLabel, SandboxAdoptableLabel,
+// SandboxPodNameAnnotation, SandboxTemplateRefAnnotation and the propagated
+// keys; extensions/api/v1beta1 has SandboxIDLabel, the claim UID, and
+// AssignedSandboxNameAnnotation).
 const (
 	// LabelSandboxNameHash is on every pod and headless Service of a sandbox,
 	// with value NameHash(sandbox name); the Service selects on it and the
-	// controller only watches pods that carry it.
+	// controller only watches pods that carry it. Upstream declares it in
+	// its controller package (sandboxLabel, controllers/sandbox_controller.go:52
+	// at v1.0.3), which the provider does not import.
 	LabelSandboxNameHash = "agents.x-k8s.io/sandbox-name-hash"
-	// LabelWarmPoolSandbox marks a sandbox (and its pod) as a member of a warm
-	// pool, with value NameHash(pool name). It is removed on adoption.
-	LabelWarmPoolSandbox = "agents.x-k8s.io/warm-pool-sandbox"
-	// LabelSandboxTemplateRefHash is NameHash(template name) on sandboxes and
-	// pods made from a template; the template's managed NetworkPolicy selects
-	// pods by it.
-	LabelSandboxTemplateRefHash = "agents.x-k8s.io/sandbox-template-ref-hash"
-	// LabelClaimUID is the UID of the SandboxClaim that owns a sandbox and its pod.
-	LabelClaimUID = "agents.x-k8s.io/claim-uid"
-	// LabelLaunchType is LaunchTypeCold or LaunchTypeWarm on claimed sandboxes.
-	LabelLaunchType = "agents.x-k8s.io/launch-type"
-	// LabelSandboxTemplateHash is a hash of the blueprint a pool sandbox was
-	// built from; the pool compares it to detect stale sandboxes.
-	LabelSandboxTemplateHash = "agents.x-k8s.io/sandbox-template-hash"
-	// LabelSandboxPodTemplateHash is the pre-v0.5 name of LabelSandboxTemplateHash,
-	// still found on older objects.
-	LabelSandboxPodTemplateHash = "agents.x-k8s.io/sandbox-pod-template-hash"
-	// LabelCreatedBy names the component that created an object.
-	LabelCreatedBy = "agents.x-k8s.io/created-by"
-	// LabelAdoptable authorizes a sandbox to adopt an existing unowned pod or Service.
-	LabelAdoptable = "agents.x-k8s.io/adoptable"
-)
-
-// Values of LabelLaunchType.
-const (
-	LaunchTypeCold = "cold" // created for the claim
-	LaunchTypeWarm = "warm" // taken from a warm pool
-)
-
-// Annotation keys the controller reads and writes.
-const (
-	// AnnotationPodName on a Sandbox names its pod when the pod was adopted
-	// from a warm pool (and so is not named like the sandbox).
-	AnnotationPodName = "agents.x-k8s.io/pod-name"
-	// AnnotationSandboxTemplateRef on a Sandbox names the template it came from.
-	AnnotationSandboxTemplateRef = "agents.x-k8s.io/sandbox-template-ref"
-	// AnnotationPropagatedLabels and AnnotationPropagatedAnnotations on a pod
-	// list (comma-separated) the keys copied from the sandbox's pod template,
-	// so the controller can remove them again.
-	AnnotationPropagatedLabels      = "agents.x-k8s.io/propagated-labels"
-	AnnotationPropagatedAnnotations = "agents.x-k8s.io/propagated-annotations"
-	// AnnotationSandboxName on a SandboxClaim names the sandbox it was given.
-	// (Before v0.5 this was a label with the same key.)
-	AnnotationSandboxName = "agents.x-k8s.io/sandbox-name"
 	// AnnotationSafeToEvict is the cluster autoscaler's annotation; warm pool
 	// pods carry it with value "true" (while warm-pool eviction is enabled,
-	// the default) and lose it on adoption.
+	// the default) and lose it on adoption
+	// (extensions/controllers/sandboxwarmpool_controller.go:58 at v1.0.3).
 	AnnotationSafeToEvict = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 )
 

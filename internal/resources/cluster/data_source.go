@@ -15,11 +15,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
 var (
@@ -148,7 +148,7 @@ func servedSandboxVersions(groups *metav1.APIGroupList) []string {
 		return out
 	}
 	for _, g := range groups.Groups {
-		if g.Name != agentsv1beta1.Group && g.Name != extv1beta1.Group {
+		if g.Name != agentsv1beta1.GroupVersion.Group && g.Name != extv1beta1.GroupVersion.Group {
 			continue
 		}
 		for _, v := range g.Versions {

@@ -10,11 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netpolicy"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 // inventory is everything the report is computed from, read with one list
@@ -91,7 +90,7 @@ func analyze(inv inventory, selector labels.Selector) reportModel {
 	out := reportModel{Sandboxes: []sandboxModel{}, Violations: []violationModel{}}
 	for i := range inv.sandboxes {
 		sb := &inv.sandboxes[i]
-		podLabels := sb.Spec.PodTemplate.Metadata.Labels
+		podLabels := sb.Spec.PodTemplate.ObjectMeta.Labels
 		if selector != nil && !selector.Matches(labels.Set(podLabels)) {
 			continue
 		}
@@ -150,7 +149,7 @@ func origin(sb *agentsv1beta1.Sandbox) (string, string) {
 // (an adopted pool pod), or named like the sandbox, controlled by it.
 func podOf(inv inventory, sb *agentsv1beta1.Sandbox) *corev1.Pod {
 	name := sb.Name
-	if n := sb.Annotations[sandboxapi.AnnotationPodName]; n != "" {
+	if n := sb.Annotations[agentsv1beta1.SandboxPodNameAnnotation]; n != "" {
 		name = n
 	}
 	p := inv.pods[name]
@@ -176,13 +175,13 @@ func analyzeSandbox(inv inventory, sb *agentsv1beta1.Sandbox) sandboxModel {
 	kind, owner := origin(sb)
 	s := sandboxModel{
 		Name: sb.Name, Namespace: sb.Namespace, Origin: kind, Owner: owner,
-		Template: sb.Annotations[sandboxapi.AnnotationSandboxTemplateRef],
+		Template: sb.Annotations[agentsv1beta1.SandboxTemplateRefAnnotation],
 	}
 	// What runs: the pod when it exists, otherwise the sandbox's own pod
 	// template (what the pod will be).
 	spec := sb.Spec.PodTemplate.Spec
 	podLabels := map[string]string{}
-	for k, v := range sb.Spec.PodTemplate.Metadata.Labels {
+	for k, v := range sb.Spec.PodTemplate.ObjectMeta.Labels {
 		podLabels[k] = v
 	}
 	var podIP netip.Addr

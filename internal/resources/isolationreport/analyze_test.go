@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 const ns = "agents"
@@ -62,14 +62,14 @@ func sandboxOf(name string, spec corev1.PodSpec) (agentsv1beta1.Sandbox, *corev1
 	sb := agentsv1beta1.Sandbox{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: ns, UID: uid,
-			Annotations:     map[string]string{sandboxapi.AnnotationSandboxTemplateRef: "python"},
+			Annotations:     map[string]string{agentsv1beta1.SandboxTemplateRefAnnotation: "python"},
 			OwnerReferences: []metav1.OwnerReference{{Kind: "SandboxWarmPool", Name: "python-pool", Controller: ptr.To(true)}},
 		},
 		Spec: agentsv1beta1.SandboxSpec{SandboxBlueprint: agentsv1beta1.SandboxBlueprint{PodTemplate: agentsv1beta1.PodTemplate{
-			Metadata: agentsv1beta1.PodMetadata{Labels: lbls}, Spec: spec,
+			ObjectMeta: agentsv1beta1.PodMetadata{Labels: lbls}, Spec: spec,
 		}}},
 	}
-	podLabels := map[string]string{sandboxapi.LabelSandboxTemplateRefHash: sandboxapi.NameHash("python")}
+	podLabels := map[string]string{agentsv1beta1.SandboxTemplateRefHashLabel: sandboxapi.NameHash("python")}
 	for k, v := range lbls {
 		podLabels[k] = v
 	}
@@ -429,7 +429,7 @@ func TestSelectorAndOrigin(t *testing.T) {
 	inv := newInventory([]networkingv1.NetworkPolicy{isolation()}, hardenedSpec(), hardenedSpec(), hardenedSpec())
 	inv.sandboxes[1].OwnerReferences = []metav1.OwnerReference{{Kind: "SandboxClaim", Name: "session-1", Controller: ptr.To(true)}}
 	inv.sandboxes[2].OwnerReferences = nil
-	inv.sandboxes[2].Spec.PodTemplate.Metadata.Labels = map[string]string{"tier": "other"}
+	inv.sandboxes[2].Spec.PodTemplate.ObjectMeta.Labels = map[string]string{"tier": "other"}
 	r := analyze(inv, nil)
 	var got []string
 	for _, s := range r.Sandboxes {

@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netpolicy"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 // target is one destination (or source) of a reachability verdict: one or
@@ -64,7 +63,7 @@ func otherNamespaces(inv inventory, own string) []netpolicy.Endpoint {
 // siblings are the pods of the other sandboxes of the same template; when
 // there is none, a pod like this one stands for the next.
 func siblings(inv inventory, podName string, self netpolicy.Pod) []netpolicy.Endpoint {
-	hash := self.Labels[sandboxapi.LabelSandboxTemplateRefHash]
+	hash := self.Labels[agentsv1beta1.SandboxTemplateRefHashLabel]
 	if hash == "" {
 		return nil
 	}
@@ -76,7 +75,7 @@ func siblings(inv inventory, podName string, self netpolicy.Pod) []netpolicy.End
 	sort.Strings(names)
 	for _, n := range names {
 		p := inv.pods[n]
-		if p.Labels[sandboxapi.LabelSandboxTemplateRefHash] != hash || p.Name == podName {
+		if p.Labels[agentsv1beta1.SandboxTemplateRefHashLabel] != hash || p.Name == podName {
 			continue
 		}
 		ip, _ := netip.ParseAddr(p.Status.PodIP)

@@ -14,9 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // dangerousActions are what the report asks a SubjectAccessReview about for
@@ -59,7 +60,7 @@ func read(ctx context.Context, c *kube.Client, ns string) (inventory, diag.Diagn
 		return out
 	}
 
-	list, err := c.List(ctx, agentsv1beta1.SandboxGVR, ns, "")
+	list, err := c.List(ctx, sandboxapi.SandboxGVR, ns, "")
 	switch {
 	case err == nil:
 		for i := range list.Items {
@@ -73,7 +74,7 @@ func read(ctx context.Context, c *kube.Client, ns string) (inventory, diag.Diagn
 	case kube.IsResourceNotServed(err):
 		// The CRDs are not installed (yet): no sandbox runs.
 	default:
-		return inv, fail(err, "Sandboxes", agentsv1beta1.SandboxGVR, ns)
+		return inv, fail(err, "Sandboxes", sandboxapi.SandboxGVR, ns)
 	}
 
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})

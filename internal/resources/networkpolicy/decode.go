@@ -6,9 +6,9 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // decode reads a live NetworkPolicy spec back into the attributes that
@@ -45,6 +45,6 @@ func templateHash(sel metav1.LabelSelector) (string, bool) {
 	if len(sel.MatchLabels) != 1 || len(sel.MatchExpressions) != 0 {
 		return "", false
 	}
-	h, ok := sel.MatchLabels[sandboxapi.LabelSandboxTemplateRefHash]
+	h, ok := sel.MatchLabels[agentsv1beta1.SandboxTemplateRefHashLabel]
 	return h, ok
 }

@@ -9,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
@@ -108,7 +109,7 @@ func TestDecodeTemplateUnknownToTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Template != "" || got.PodSelector == nil || got.PodSelector.MatchLabels[sandboxapi.LabelSandboxTemplateRefHash] != sandboxapi.NameHash("gone") {
+	if got.Template != "" || got.PodSelector == nil || got.PodSelector.MatchLabels[agentsv1beta1.SandboxTemplateRefHashLabel] != sandboxapi.NameHash("gone") {
 		t.Fatalf("got %+v", got)
 	}
 	if !reflect.DeepEqual(got.spec(), p.spec()) {

@@ -6,6 +6,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
@@ -34,7 +35,7 @@ func (p policy) spec() networkingv1.NetworkPolicySpec {
 // claim) with the FNV hash of the template's name, and its own managed
 // policy selects them the same way.
 func templateSelector(template string) map[string]string {
-	return map[string]string{sandboxapi.LabelSandboxTemplateRefHash: sandboxapi.NameHash(template)}
+	return map[string]string{agentsv1beta1.SandboxTemplateRefHashLabel: sandboxapi.NameHash(template)}
 }
 
 // renderJSON is the `rendered` attribute: the canonical spec

@@ -18,7 +18,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -171,7 +170,7 @@ func templateLookup(ctx context.Context, meta *conn.Meta, namespace string) func
 		if diags.HasError() {
 			return ""
 		}
-		list, err := c.List(ctx, extv1beta1.SandboxTemplateGVR, namespace, "")
+		list, err := c.List(ctx, sandboxapi.SandboxTemplateGVR, namespace, "")
 		if err != nil {
 			tflog.Info(ctx, "cannot list SandboxTemplates to name the template the policy selects; importing its pod_selector instead",
 				map[string]any{"namespace": namespace, "error": err.Error()})

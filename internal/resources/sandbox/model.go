@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -81,7 +81,7 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 	var d diag.Diagnostics
 	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
 	diags.Append(d...)
-	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.OperatingModeRunning))
+	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.SandboxOperatingModeRunning))
 	policy := ""
 	if sb.Spec.ShutdownPolicy != nil {
 		policy = string(*sb.Spec.ShutdownPolicy)
@@ -103,7 +103,7 @@ func (m *resourceModel) setStatus(ctx context.Context, sb *agentsv1beta1.Sandbox
 }
 
 func status(ctx context.Context, sb *agentsv1beta1.Sandbox) (ready types.Bool, fqdn types.String, ips types.List, node types.String, diags diag.Diagnostics) {
-	ready = types.BoolValue(meta.IsStatusConditionTrue(sb.Status.Conditions, agentsv1beta1.ConditionReady.String()))
+	ready = types.BoolValue(meta.IsStatusConditionTrue(sb.Status.Conditions, agentsv1beta1.SandboxConditionReady.String()))
 	fqdn = types.StringValue(sb.Status.ServiceFQDN)
 	node = types.StringValue(sb.Status.NodeName)
 	podIPs := sb.Status.PodIPs

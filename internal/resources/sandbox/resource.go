@@ -11,11 +11,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -30,7 +31,7 @@ const ResourceType = "agentsandbox_sandbox"
 
 // Kind is the object this resource manages.
 var Kind = object.Kind{
-	GVR:          agentsv1beta1.SandboxGVR,
+	GVR:          sandboxapi.SandboxGVR,
 	Kind:         agentsv1beta1.SandboxKind,
 	ResourceType: ResourceType,
 }
@@ -102,7 +103,7 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if !creating {
 		resp.Diagnostics.Append(tfvalues.GetStateAttribute(ctx, req.State, "pod_template", &prior)...)
 	}
-	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), agentsv1beta1.SandboxCRDName,
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), sandboxapi.SandboxCRDName,
 		agentsv1beta1.GroupVersion.Version, path.Root("pod_template"), plan.PodTemplate, prior)...)
 	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox", path.Root("pod_template"), plan.PodTemplate, prior)...)
 	if resp.Diagnostics.HasError() {
@@ -137,8 +138,8 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		}
 		return
 	}
-	if plan.OperatingMode.ValueString() == string(agentsv1beta1.OperatingModeRunning) &&
-		state.OperatingMode.ValueString() == string(agentsv1beta1.OperatingModeRunning) &&
+	if plan.OperatingMode.ValueString() == string(agentsv1beta1.SandboxOperatingModeRunning) &&
+		state.OperatingMode.ValueString() == string(agentsv1beta1.SandboxOperatingModeRunning) &&
 		podSpecChanged(state.PodTemplate, plan.PodTemplate) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("pod_template"), "Running pod keeps its current spec",
 			"The Sandbox is updated in place, but its controller does not recreate a running pod: new labels and "+

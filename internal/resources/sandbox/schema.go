@@ -12,16 +12,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 var (
-	operatingModes   = []string{string(agentsv1beta1.OperatingModeRunning), string(agentsv1beta1.OperatingModeSuspended)}
+	operatingModes   = []string{string(agentsv1beta1.SandboxOperatingModeRunning), string(agentsv1beta1.SandboxOperatingModeSuspended)}
 	shutdownPolicies = []string{string(agentsv1beta1.ShutdownPolicyDelete), string(agentsv1beta1.ShutdownPolicyRetain)}
 )
 
@@ -49,7 +49,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	attrs["operating_mode"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,
-		Default:  stringdefault.StaticString(string(agentsv1beta1.OperatingModeRunning)),
+		Default:  stringdefault.StaticString(string(agentsv1beta1.SandboxOperatingModeRunning)),
 		MarkdownDescription: "`Running` (default) or `Suspended`, changeable in place. Suspending deletes the pod and " +
 			"keeps the Sandbox, its volume claims and its Service; resuming starts a new pod (memory is not kept, files on " +
 			"the volumes are).",

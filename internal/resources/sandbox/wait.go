@@ -11,19 +11,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 )
 
 // goal is the condition a wait is for: Ready while Running, Suspended
 // while Suspended.
 func goal(mode string) agentsv1beta1.ConditionType {
-	if mode == string(agentsv1beta1.OperatingModeSuspended) {
-		return agentsv1beta1.ConditionSuspended
+	if mode == string(agentsv1beta1.SandboxOperatingModeSuspended) {
+		return agentsv1beta1.SandboxConditionSuspended
 	}
-	return agentsv1beta1.ConditionReady
+	return agentsv1beta1.SandboxConditionReady
 }
 
 // check judges one observed Sandbox for the wait: done when the goal
@@ -44,13 +44,13 @@ func check(want agentsv1beta1.ConditionType) kube.ReadyFunc {
 		if c != nil && c.ObservedGeneration >= gen && c.Status == metav1.ConditionTrue {
 			return true, "", nil
 		}
-		if want == agentsv1beta1.ConditionReady {
+		if want == agentsv1beta1.SandboxConditionReady {
 			if r := meta.FindStatusCondition(sb.Status.Conditions, want.String()); r != nil && r.ObservedGeneration >= gen && r.Status == metav1.ConditionFalse {
 				switch r.Reason {
-				case agentsv1beta1.ReasonPodFailed, agentsv1beta1.ReasonPodSucceeded:
+				case agentsv1beta1.SandboxReasonPodFailed, agentsv1beta1.SandboxReasonPodSucceeded:
 					return false, "", fmt.Errorf("its pod has finished (%s: %s), and a sandbox's pod is not restarted; "+
 						"check the container's command and logs, then replace the sandbox", r.Reason, r.Message)
-				case agentsv1beta1.ReasonSandboxExpired:
+				case agentsv1beta1.SandboxReasonExpired:
 					return false, "", fmt.Errorf("it has expired (shutdown_time has passed): %s", r.Message)
 				}
 			}
@@ -81,7 +81,7 @@ func describe(sb *agentsv1beta1.Sandbox, want agentsv1beta1.ConditionType) strin
 		parts = append(parts, fmt.Sprintf("no %s condition reported yet (is the agent-sandbox controller running?)", want))
 	}
 	for _, c := range sb.Status.Conditions {
-		if c.Type != want.String() && c.Type != agentsv1beta1.ConditionSuspended.String() {
+		if c.Type != want.String() && c.Type != agentsv1beta1.SandboxConditionSuspended.String() {
 			add(c)
 		}
 	}

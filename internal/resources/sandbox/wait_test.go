@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -32,7 +32,7 @@ func cond(typ string, status metav1.ConditionStatus, reason, msg string, gen int
 }
 
 func TestCheckJudgesReadyAndSuspended(t *testing.T) {
-	ready := check(agentsv1beta1.ConditionReady)
+	ready := check(agentsv1beta1.SandboxConditionReady)
 	suspended := check(goal("Suspended"))
 	for _, tc := range []struct {
 		name      string
@@ -102,7 +102,7 @@ func TestPodSpecChangedIgnoresPodMetadata(t *testing.T) {
 	mk := func(labels map[string]string, image string) types.Object {
 		var m resourceModel
 		sb := &agentsv1beta1.Sandbox{}
-		sb.Spec.PodTemplate.Metadata.Labels = labels
+		sb.Spec.PodTemplate.ObjectMeta.Labels = labels
 		sb.Spec.PodTemplate.Spec.Containers = append(sb.Spec.PodTemplate.Spec.Containers, corev1Container(image))
 		obj, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(sb)
 		if d := m.refresh(t.Context(), &unstructured.Unstructured{Object: obj}, "agentsandbox"); d.HasError() {

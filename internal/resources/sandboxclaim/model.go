@@ -15,10 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -124,6 +125,9 @@ func build(ctx context.Context, m resourceModel) (*unstructured.Unstructured, di
 		diags.AddError("Cannot build the sandbox claim", err.Error())
 		return nil, diags
 	}
+	// Upstream's type writes additionalPodMetadata (and a volume claim
+	// template's metadata) even when empty; see above for why {} is not sent.
+	sandboxapi.OmitEmptyMetadata(spec)
 	// The user's spelling of the time, not Go's re-rendering of it: what is
 	// stored is then what was written (the CRD keeps the string as is).
 	if !m.ShutdownTime.IsNull() {

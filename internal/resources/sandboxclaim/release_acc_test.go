@@ -24,9 +24,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
@@ -160,7 +161,7 @@ func TestAccSandboxClaim_releaseTemplateNotFound(t *testing.T) {
 		"metadata":   map[string]any{"name": "pool-late"},
 		"spec":       map[string]any{"replicas": int64(1), "sandboxTemplateRef": map[string]any{"name": "late"}},
 	}}
-	if _, err := acctest.Dynamic(t).Resource(extv1beta1.SandboxWarmPoolGVR).Namespace(ns).Create(t.Context(), pool, metav1.CreateOptions{}); err != nil {
+	if _, err := acctest.Dynamic(t).Resource(sandboxapi.SandboxWarmPoolGVR).Namespace(ns).Create(t.Context(), pool, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating SandboxWarmPool %s/pool-late: %v", ns, err)
 	}
 	claim := func(create string) string {
@@ -199,7 +200,7 @@ resource "agentsandbox_sandbox_claim" "test" {
 				m, _ := cond.(map[string]any)
 				if m["type"] == "Ready" {
 					last = fmt.Sprintf("claim %s Ready reason %v", c.GetUID(), m["reason"])
-					if string(c.GetUID()) != old && m["reason"] == extv1beta1.ReasonTemplateNotFound && time.Since(since) >= 2*time.Second {
+					if string(c.GetUID()) != old && m["reason"] == sandboxapi.ClaimReasonTemplateNotFound && time.Since(since) >= 2*time.Second {
 						return nil
 					}
 				}
@@ -248,7 +249,7 @@ resource "agentsandbox_sandbox_claim" "test" {
 							}},
 						},
 					}}
-					_, createErr = acctest.Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{})
+					_, createErr = acctest.Dynamic(t).Resource(sandboxapi.SandboxTemplateGVR).Namespace(ns).Create(t.Context(), tmpl, metav1.CreateOptions{})
 				}()
 			},
 			Config:           claim("3m"),

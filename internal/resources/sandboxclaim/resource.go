@@ -14,11 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -32,7 +33,7 @@ const ResourceType = "agentsandbox_sandbox_claim"
 
 // Kind is the object this resource manages.
 var Kind = object.Kind{
-	GVR:          extv1beta1.SandboxClaimGVR,
+	GVR:          sandboxapi.SandboxClaimGVR,
 	Kind:         extv1beta1.SandboxClaimKind,
 	ResourceType: ResourceType,
 }

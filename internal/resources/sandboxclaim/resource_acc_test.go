@@ -18,10 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxclaim"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
@@ -91,7 +92,7 @@ func sandboxOf(t *testing.T, check func(claim, sandbox *unstructured.Unstructure
 		if name == "" {
 			return fmt.Errorf("the claim holds no sandbox")
 		}
-		sb, err := acctest.Dynamic(t).Resource(agentsv1beta1.SandboxGVR).Namespace(claim.GetNamespace()).Get(context.Background(), name, metav1.GetOptions{})
+		sb, err := acctest.Dynamic(t).Resource(sandboxapi.SandboxGVR).Namespace(claim.GetNamespace()).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -102,11 +103,11 @@ func sandboxOf(t *testing.T, check func(claim, sandbox *unstructured.Unstructure
 // warmFrom checks that the claim's sandbox was adopted from pool.
 func warmFrom(pool string) func(claim, sb *unstructured.Unstructured) error {
 	return func(claim, sb *unstructured.Unstructured) error {
-		if !strings.HasPrefix(sb.GetName(), pool+"-") || sb.GetLabels()[sandboxapi.LabelLaunchType] != sandboxapi.LaunchTypeWarm {
-			return fmt.Errorf("sandbox %s (launch type %q) was not taken warm from %s", sb.GetName(), sb.GetLabels()[sandboxapi.LabelLaunchType], pool)
+		if !strings.HasPrefix(sb.GetName(), pool+"-") || sb.GetLabels()[agentsv1beta1.SandboxLaunchTypeLabel] != agentsv1beta1.SandboxLaunchTypeWarm {
+			return fmt.Errorf("sandbox %s (launch type %q) was not taken warm from %s", sb.GetName(), sb.GetLabels()[agentsv1beta1.SandboxLaunchTypeLabel], pool)
 		}
-		if sb.GetLabels()[sandboxapi.LabelClaimUID] != string(claim.GetUID()) {
-			return fmt.Errorf("sandbox %s belongs to claim %q", sb.GetName(), sb.GetLabels()[sandboxapi.LabelClaimUID])
+		if sb.GetLabels()[extv1beta1.SandboxIDLabel] != string(claim.GetUID()) {
+			return fmt.Errorf("sandbox %s belongs to claim %q", sb.GetName(), sb.GetLabels()[extv1beta1.SandboxIDLabel])
 		}
 		return nil
 	}
@@ -344,7 +345,7 @@ func TestAccSandboxClaim_replace(t *testing.T) {
 // coldWithEnv checks a cold-started sandbox and its first container's env.
 func coldWithEnv(want map[string]string) func(claim, sb *unstructured.Unstructured) error {
 	return func(_, sb *unstructured.Unstructured) error {
-		if sb.GetLabels()[sandboxapi.LabelLaunchType] != sandboxapi.LaunchTypeCold {
+		if sb.GetLabels()[agentsv1beta1.SandboxLaunchTypeLabel] != agentsv1beta1.SandboxLaunchTypeCold {
 			return fmt.Errorf("sandbox %s was not cold-started", sb.GetName())
 		}
 		containers, _, _ := unstructured.NestedSlice(sb.Object, "spec", "podTemplate", "spec", "containers")

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
@@ -125,7 +125,7 @@ func checkSandboxVolumes(t *testing.T, ns, claim, want string) error {
 	if name == "" {
 		return fmt.Errorf("claim %s/%s holds no sandbox yet", ns, claim)
 	}
-	sb, err := acctest.Dynamic(t).Resource(agentsv1beta1.SandboxGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	sb, err := acctest.Dynamic(t).Resource(sandboxapi.SandboxGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

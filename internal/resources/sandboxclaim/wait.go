@@ -12,12 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // claimStatus is what the provider reads from a claim's status.
@@ -47,20 +48,20 @@ type claimStatus struct {
 // always with the claim's generation (sandboxclaim_controller.go:693-837 at
 // v0.5.6). Any other reason comes from the sandbox.
 var claimReasons = map[string]bool{
-	extv1beta1.ReasonTemplateNotFound: true, extv1beta1.ReasonWarmPoolNotFound: true,
-	extv1beta1.ReasonAdoptionConflict: true, extv1beta1.ReasonSandboxCreatePending: true,
-	extv1beta1.ReasonInvalidMetadata: true, extv1beta1.ReasonEnvVarsInjectionRejected: true,
-	extv1beta1.ReasonVolumeClaimTemplatesError: true, extv1beta1.ReasonClaimExpired: true,
-	extv1beta1.ReasonSandboxMissing: true, extv1beta1.ReasonSandboxExpired: true,
-	extv1beta1.ReasonSandboxNotReady: true,
+	sandboxapi.ClaimReasonTemplateNotFound: true, sandboxapi.ClaimReasonWarmPoolNotFound: true,
+	sandboxapi.ClaimReasonAdoptionConflict: true, sandboxapi.ClaimReasonSandboxCreatePending: true,
+	sandboxapi.ClaimReasonInvalidMetadata: true, sandboxapi.ClaimReasonEnvVarsInjectionRejected: true,
+	sandboxapi.ClaimReasonVolumeClaimTemplatesError: true, extv1beta1.ClaimExpiredReason: true,
+	sandboxapi.ClaimReasonSandboxMissing: true, agentsv1beta1.SandboxReasonExpired: true,
+	sandboxapi.ClaimReasonSandboxNotReady: true,
 }
 
 func readStatus(c *extv1beta1.SandboxClaim) claimStatus {
-	st := claimStatus{sandbox: c.Status.Sandbox.Name, podIPs: c.Status.Sandbox.PodIPs, serviceFQDN: c.Status.Sandbox.ServiceFQDN}
+	st := claimStatus{sandbox: c.Status.SandboxStatus.Name, podIPs: c.Status.SandboxStatus.PodIPs, serviceFQDN: c.Status.SandboxStatus.ServiceFQDN}
 	if st.podIPs == nil {
 		st.podIPs = []string{}
 	}
-	cond := meta.FindStatusCondition(c.Status.Conditions, extv1beta1.ClaimConditionReady)
+	cond := meta.FindStatusCondition(c.Status.Conditions, agentsv1beta1.SandboxConditionReady.String())
 	if cond == nil {
 		return st
 	}
@@ -140,7 +141,7 @@ func decodeSandboxReady(sb *unstructured.Unstructured) (*metav1.Condition, error
 	}
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
-		if !ok || m["type"] != agentsv1beta1.ConditionReady.String() {
+		if !ok || m["type"] != agentsv1beta1.SandboxConditionReady.String() {
 			continue
 		}
 		out := &metav1.Condition{}
@@ -158,7 +159,7 @@ func decodeSandboxReady(sb *unstructured.Unstructured) (*metav1.Condition, error
 var pendingReasons = map[string]string{
 	// v0.5.x requeue such a claim every minute (sandboxclaim_controller.go:385-401
 	// at v0.5.6), later releases also on the template's creation.
-	extv1beta1.ReasonTemplateNotFound: "the controller retries by itself (every minute up to v0.5.6) and the claim recovers " +
+	sandboxapi.ClaimReasonTemplateNotFound: "the controller retries by itself (every minute up to v0.5.6) and the claim recovers " +
 		"once the warm pool's SandboxTemplate exists; create it (in Terraform, make the pool depend on the template), or " +
 		"point the pool at an existing one",
 }
@@ -167,20 +168,20 @@ var pendingReasons = map[string]string{
 // itself: only a change to the claim, its pool or its template resolves
 // them, so waiting longer is pointless. Each comes with what to change.
 var terminalReasons = map[string]string{
-	extv1beta1.ReasonWarmPoolNotFound: "`warm_pool` names a SandboxWarmPool that does not exist in the claim's namespace. " +
+	sandboxapi.ClaimReasonWarmPoolNotFound: "`warm_pool` names a SandboxWarmPool that does not exist in the claim's namespace. " +
 		"Create it first: set `warm_pool = agentsandbox_warm_pool.<name>.name` so that Terraform orders them.",
-	extv1beta1.ReasonInvalidMetadata: "The controller refused `additional_pod_metadata`. Label keys must be in its allowed label " +
+	sandboxapi.ClaimReasonInvalidMetadata: "The controller refused `additional_pod_metadata`. Label keys must be in its allowed label " +
 		"domains (by default " + defaultAllowedLabelDomain + "; agentsandbox_controller's allowed_label_domains sets others, and " +
 		"the controller reads them when it starts), and may not change a label or annotation the template sets.",
-	extv1beta1.ReasonEnvVarsInjectionRejected: "The template does not let claims set these variables: its " +
+	sandboxapi.ClaimReasonEnvVarsInjectionRejected: "The template does not let claims set these variables: its " +
 		"`env_vars_injection_policy` must be `Allowed` (new variables) or `Overrides` (also replacing its own), and " +
 		"`container_name` must name one of its containers.",
-	extv1beta1.ReasonVolumeClaimTemplatesError: "The template does not allow the claim's volume claim templates " +
+	sandboxapi.ClaimReasonVolumeClaimTemplatesError: "The template does not allow the claim's volume claim templates " +
 		"(its `volume_claim_templates_policy`).",
-	extv1beta1.ReasonClaimExpired: "The claim has expired (`shutdown_time` passed, or `ttl_seconds_after_finished` after " +
+	extv1beta1.ClaimExpiredReason: "The claim has expired (`shutdown_time` passed, or `ttl_seconds_after_finished` after " +
 		"its sandbox finished), so it will not get a sandbox. Move `shutdown_time` to the future, or remove it and apply " +
 		"with -replace to get a new claim.",
-	extv1beta1.ReasonSandboxExpired: "The claim's sandbox expired on its own (its shutdown time passed). Replace the " +
+	agentsv1beta1.SandboxReasonExpired: "The claim's sandbox expired on its own (its shutdown time passed). Replace the " +
 		"claim (terraform apply -replace) to get a new sandbox.",
 }
 
@@ -243,7 +244,7 @@ func waitReady(ctx context.Context, meta *conn.Meta, live *unstructured.Unstruct
 	}
 	ref := Kind.Ref(live.GetNamespace(), live.GetName())
 	getSandbox := func(name string) (*unstructured.Unstructured, error) {
-		return c.Get(ctx, agentsv1beta1.SandboxGVR, ref.Namespace, name)
+		return c.Get(ctx, sandboxapi.SandboxGVR, ref.Namespace, name)
 	}
 	check := func(obj *unstructured.Unstructured) (bool, string, error) {
 		return claimReady(obj, getSandbox, want)

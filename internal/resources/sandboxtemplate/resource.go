@@ -9,11 +9,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -28,7 +29,7 @@ const ResourceType = "agentsandbox_sandbox_template"
 
 // Kind is the object this resource manages.
 var Kind = object.Kind{
-	GVR:          extv1beta1.SandboxTemplateGVR,
+	GVR:          sandboxapi.SandboxTemplateGVR,
 	Kind:         extv1beta1.SandboxTemplateKind,
 	ResourceType: ResourceType,
 }
@@ -83,13 +84,13 @@ func (r *templateResource) ValidateConfig(ctx context.Context, req resource.Vali
 	// A claim may bring claim templates of its own when the policy lets it,
 	// and its sandbox's pod may then mount names the template cannot know.
 	if p := m.VolumeClaimTemplatesPolicy.ValueString(); m.VolumeClaimTemplatesPolicy.IsUnknown() ||
-		p == string(extv1beta1.VolumeClaimTemplatesAllowed) || p == string(extv1beta1.VolumeClaimTemplatesOverrides) {
+		p == string(extv1beta1.VolumeClaimTemplatesPolicyAllowed) || p == string(extv1beta1.VolumeClaimTemplatesPolicyOverrides) {
 		opts.SkipVolumeMountCheck = true
 	}
 	resp.Diagnostics.Append(podtemplate.Validate(ctx, path.Root("pod_template"), m.PodTemplate, opts)...)
 	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), m.VolumeClaimTemplates)...)
 
-	if !m.NetworkPolicy.IsNull() && m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyUnmanaged) {
+	if !m.NetworkPolicy.IsNull() && m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyManagementUnmanaged) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("network_policy"), "Network policy rules without effect",
 			"network_policy_management is \"Unmanaged\", so the controller creates no NetworkPolicy and ignores these "+
 				"rules. Remove network_policy, or set network_policy_management = \"Managed\" to have them enforced.")
@@ -126,7 +127,7 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), extv1beta1.SandboxTemplateCRDName,
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), sandboxapi.SandboxTemplateCRDName,
 		extv1beta1.GroupVersion.Version, path.Root("pod_template"), pt, prior)...)
 	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox template", path.Root("pod_template"), pt, prior)...)
 }

@@ -9,20 +9,20 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
 // Enum values, as the CRD has them.
 var (
-	managementValues = []string{string(extv1beta1.NetworkPolicyManaged), string(extv1beta1.NetworkPolicyUnmanaged)}
-	envVarsValues    = []string{string(extv1beta1.EnvVarsAllowed), string(extv1beta1.EnvVarsOverrides), string(extv1beta1.EnvVarsDisallowed)}
-	vctPolicyValues  = []string{string(extv1beta1.VolumeClaimTemplatesDisallowed), string(extv1beta1.VolumeClaimTemplatesAllowed), string(extv1beta1.VolumeClaimTemplatesOverrides)}
+	managementValues = []string{string(extv1beta1.NetworkPolicyManagementManaged), string(extv1beta1.NetworkPolicyManagementUnmanaged)}
+	envVarsValues    = []string{string(extv1beta1.EnvVarsInjectionPolicyAllowed), string(extv1beta1.EnvVarsInjectionPolicyOverrides), string(extv1beta1.EnvVarsInjectionPolicyDisallowed)}
+	vctPolicyValues  = []string{string(extv1beta1.VolumeClaimTemplatesPolicyDisallowed), string(extv1beta1.VolumeClaimTemplatesPolicyAllowed), string(extv1beta1.VolumeClaimTemplatesPolicyOverrides)}
 )
 
 func resourceSchema(ctx context.Context) schema.Schema {
@@ -48,7 +48,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	attrs["network_policy_management"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,
-		Default:  stringdefault.StaticString(string(extv1beta1.NetworkPolicyManaged)),
+		Default:  stringdefault.StaticString(string(extv1beta1.NetworkPolicyManagementManaged)),
 		MarkdownDescription: fmt.Sprintf("`Managed` (default, as upstream): the controller creates and owns a "+
 			"NetworkPolicy named `<template>-network-policy` (here `%s` for a template named `python`) selecting the "+
 			"template's sandboxes, from `network_policy` or its own default. `Unmanaged`: the controller creates none "+
@@ -60,7 +60,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	attrs["env_vars_injection_policy"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,
-		Default:  stringdefault.StaticString(string(extv1beta1.EnvVarsDisallowed)),
+		Default:  stringdefault.StaticString(string(extv1beta1.EnvVarsInjectionPolicyDisallowed)),
 		MarkdownDescription: "Whether claims may set environment variables on sandboxes made from this template: " +
 			"`Disallowed` (default: a claim with `env` is rejected), `Allowed` (claims may add variables the template " +
 			"does not define) or `Overrides` (claims may also override the template's).",
@@ -69,7 +69,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	attrs["volume_claim_templates_policy"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,
-		Default:  stringdefault.StaticString(string(extv1beta1.VolumeClaimTemplatesDisallowed)),
+		Default:  stringdefault.StaticString(string(extv1beta1.VolumeClaimTemplatesPolicyDisallowed)),
 		MarkdownDescription: "Whether claims may bring volume claim templates: `Disallowed` (default), `Allowed` " +
 			"(claims may add templates with new names) or `Overrides` (claims may also replace this template's).",
 		Validators: []validator.String{stringvalidator.OneOf(vctPolicyValues...)},

@@ -8,10 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
 // resourceModel is the resource's plan and state.
@@ -37,10 +37,10 @@ func (m resourceModel) external() bool { return m.ReplicasManagedExternally.Valu
 func (m resourceModel) spec() extv1beta1.SandboxWarmPoolSpec {
 	s := extv1beta1.SandboxWarmPoolSpec{
 		TemplateRef:    extv1beta1.SandboxTemplateRef{Name: m.Template.ValueString()},
-		UpdateStrategy: &extv1beta1.SandboxWarmPoolUpdateStrategy{Type: extv1beta1.UpdateStrategyType(m.UpdateStrategy.ValueString())},
+		UpdateStrategy: &extv1beta1.SandboxWarmPoolUpdateStrategy{Type: extv1beta1.SandboxWarmPoolUpdateStrategyType(m.UpdateStrategy.ValueString())},
 	}
 	if s.UpdateStrategy.Type == "" {
-		s.UpdateStrategy.Type = extv1beta1.UpdateStrategyOnReplenish
+		s.UpdateStrategy.Type = extv1beta1.OnReplenishSandboxWarmPoolUpdateStrategyType
 	}
 	if !m.external() {
 		n := int32(defaultReplicas)
@@ -76,7 +76,7 @@ func liveReplicas(p *extv1beta1.SandboxWarmPool) int64 {
 // liveStrategy is spec.updateStrategy.type with the API's default applied.
 func liveStrategy(p *extv1beta1.SandboxWarmPool) string {
 	if p.Spec.UpdateStrategy == nil || p.Spec.UpdateStrategy.Type == "" {
-		return string(extv1beta1.UpdateStrategyOnReplenish)
+		return string(extv1beta1.OnReplenishSandboxWarmPoolUpdateStrategyType)
 	}
 	return string(p.Spec.UpdateStrategy.Type)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
@@ -37,7 +38,7 @@ var badPoolInputs = []pt.BadInput{
 	pt.Refused("replicas with an external owner", pool(map[string]any{"replicas": 3, "replicas_managed_externally": true}), "replicas", "replicas = 3", "replicas_managed_externally"),
 	pt.Refused("unknown update strategy", pool(map[string]any{"update_strategy": "RollingUpdate"}), "update_strategy", `"RollingUpdate"`, "Recreate", "OnReplenish"),
 	pt.Refused("update strategy in lower case", pool(map[string]any{"update_strategy": "recreate"}), "update_strategy", `"recreate"`, "Recreate"),
-	pt.Refused("reserved label", pool(map[string]any{"labels": map[string]string{sandboxapi.LabelWarmPoolSandbox: "x"}}), `labels["agents.x-k8s.io/warm-pool-sandbox"]`, "Reserved", "agents.x-k8s.io/"),
+	pt.Refused("reserved label", pool(map[string]any{"labels": map[string]string{agentsv1beta1.SandboxWarmPoolLabel: "x"}}), `labels["agents.x-k8s.io/warm-pool-sandbox"]`, "Reserved", "agents.x-k8s.io/"),
 	pt.Refused("bad label value", pool(map[string]any{"labels": map[string]string{"team": "a b"}}), `labels["team"]`, `"a b"`),
 	pt.Refused("bad annotation key", pool(map[string]any{"annotations": map[string]string{"bad key": "x"}}), `annotations["bad key"]`, `"bad key"`),
 	pt.Refused("reserved annotation", pool(map[string]any{"annotations": map[string]string{"extensions.agents.x-k8s.io/x": "y"}}), `annotations["extensions.agents.x-k8s.io/x"]`, "Reserved"),

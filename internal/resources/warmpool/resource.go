@@ -11,12 +11,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -31,14 +31,14 @@ const ResourceType = "agentsandbox_warm_pool"
 
 // Kind is the object this resource manages.
 var Kind = object.Kind{
-	GVR:          extv1beta1.SandboxWarmPoolGVR,
+	GVR:          sandboxapi.SandboxWarmPoolGVR,
 	Kind:         extv1beta1.SandboxWarmPoolKind,
 	ResourceType: ResourceType,
 }
 
 // templateKind is what a pool refers to; it is only ever read.
 var templateKind = object.Kind{
-	GVR:          extv1beta1.SandboxTemplateGVR,
+	GVR:          sandboxapi.SandboxTemplateGVR,
 	Kind:         extv1beta1.SandboxTemplateKind,
 	ResourceType: "agentsandbox_sandbox_template",
 }

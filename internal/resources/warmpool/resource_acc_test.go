@@ -18,11 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
@@ -101,7 +101,7 @@ func readySandboxes(t *testing.T, address string, n int) statecheck.StateCheck {
 }
 
 func listSandboxes(t *testing.T, ns, selector string) ([]unstructured.Unstructured, error) {
-	l, err := acctest.Dynamic(t).Resource(agentsv1beta1.SandboxGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	l, err := acctest.Dynamic(t).Resource(sandboxapi.SandboxGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func TestAccWarmPool_update(t *testing.T) {
 					return err
 				}
 				for _, sb := range list {
-					if sb.GetLabels()[sandboxapi.LabelSandboxTemplateRefHash] != sandboxapi.NameHash("node") {
+					if sb.GetLabels()[agentsv1beta1.SandboxTemplateRefHashLabel] != sandboxapi.NameHash("node") {
 						return fmt.Errorf("sandbox %s is still from another template", sb.GetName())
 					}
 				}

@@ -14,15 +14,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // updateStrategies are the values of spec.updateStrategy.type.
-var updateStrategies = []string{string(extv1beta1.UpdateStrategyRecreate), string(extv1beta1.UpdateStrategyOnReplenish)}
+var updateStrategies = []string{string(extv1beta1.RecreateSandboxWarmPoolUpdateStrategyType), string(extv1beta1.OnReplenishSandboxWarmPoolUpdateStrategyType)}
 
 // defaultReplicas is the API server's default for spec.replicas; the
 // provider plans it explicitly so that the plan shows what will run.
@@ -59,7 +59,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 	attrs["update_strategy"] = schema.StringAttribute{
 		Optional: true,
 		Computed: true,
-		Default:  stringdefault.StaticString(string(extv1beta1.UpdateStrategyOnReplenish)),
+		Default:  stringdefault.StaticString(string(extv1beta1.OnReplenishSandboxWarmPoolUpdateStrategyType)),
 		MarkdownDescription: "What happens to unclaimed sandboxes when their template changes: `OnReplenish` " +
 			"(default) replaces a stale sandbox only once it is claimed or deleted; `Recreate` deletes stale " +
 			"sandboxes at once so that the pool refills from the current template.",
@@ -84,7 +84,7 @@ func resourceSchema(ctx context.Context) schema.Schema {
 		MarkdownDescription: fmt.Sprintf("Label selector of the pool's unclaimed sandboxes and their pods, e.g. "+
 			"`%s=<hash of the pool name>`: what the pool reports in `status.selector` and exposes through its scale "+
 			"subresource. Known at plan time, so an autoscaler or a NetworkPolicy can use it in the same apply.",
-			sandboxapi.LabelWarmPoolSandbox),
+			agentsv1beta1.SandboxWarmPoolLabel),
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}
 	return schema.Schema{

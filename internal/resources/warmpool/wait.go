@@ -10,13 +10,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
 )
 
 // poolReady is the readiness of a pool: the controller has acted on the
@@ -110,7 +110,7 @@ func sandboxesReady(ctx context.Context, c *kube.Client, obj *unstructured.Unstr
 	tflog.Debug(ctx, "the controller does not report the pool's observedGeneration (agent-sandbox before v0.5.6): checking its sandboxes", map[string]any{
 		"selector": selector, "want": want,
 	})
-	return c.WaitForSelector(ctx, agentsv1beta1.SandboxGVR, pool.Namespace, selector, int(want), func(sb *unstructured.Unstructured) (bool, string, error) {
+	return c.WaitForSelector(ctx, sandboxapi.SandboxGVR, pool.Namespace, selector, int(want), func(sb *unstructured.Unstructured) (bool, string, error) {
 		ok, why := sandboxReady(sb)
 		return ok, why, nil
 	})
@@ -146,7 +146,7 @@ func describeUnready(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 	if selector == "" {
 		selector = sandboxapi.WarmPoolSelector(pool.Name)
 	}
-	list, err := c.List(ctx, agentsv1beta1.SandboxGVR, pool.Namespace, selector)
+	list, err := c.List(ctx, sandboxapi.SandboxGVR, pool.Namespace, selector)
 	if err != nil {
 		fmt.Fprintf(&b, "\nListing the pool's sandboxes (%s) failed: %v.\n", selector, err)
 	} else {
@@ -154,7 +154,7 @@ func describeUnready(ctx context.Context, meta *conn.Meta, obj *unstructured.Uns
 		for i := range list.Items {
 			sb := &list.Items[i]
 			if ok, why := sandboxReady(sb); !ok {
-				lines = append(lines, fmt.Sprintf("  - %s: %s", kube.ObjectRef{GVR: agentsv1beta1.SandboxGVR, Kind: agentsv1beta1.SandboxKind, Namespace: sb.GetNamespace(), Name: sb.GetName()}, why))
+				lines = append(lines, fmt.Sprintf("  - %s: %s", kube.ObjectRef{GVR: sandboxapi.SandboxGVR, Kind: agentsv1beta1.SandboxKind, Namespace: sb.GetNamespace(), Name: sb.GetName()}, why))
 			}
 		}
 		if len(lines) > 0 {
@@ -186,16 +186,16 @@ func sandboxReady(sb *unstructured.Unstructured) (bool, string) {
 	if sb.GetDeletionTimestamp() != nil {
 		return false, "being deleted"
 	}
-	status, reason, message, found := kube.Condition(sb, agentsv1beta1.ConditionReady.String())
+	status, reason, message, found := kube.Condition(sb, agentsv1beta1.SandboxConditionReady.String())
 	switch {
 	case !found:
 		return false, "no Ready condition reported yet"
 	case status == "True":
 		return true, ""
 	}
-	out := kube.DescribeCondition(agentsv1beta1.ConditionReady.String(), status, reason, message)
-	if s, r, m, ok := kube.Condition(sb, agentsv1beta1.ConditionPodScheduled.String()); ok && s == "False" {
-		out += "; " + kube.DescribeCondition(agentsv1beta1.ConditionPodScheduled.String(), s, r, m)
+	out := kube.DescribeCondition(agentsv1beta1.SandboxConditionReady.String(), status, reason, message)
+	if s, r, m, ok := kube.Condition(sb, agentsv1beta1.SandboxConditionPodScheduled.String()); ok && s == "False" {
+		out += "; " + kube.DescribeCondition(agentsv1beta1.SandboxConditionPodScheduled.String(), s, r, m)
 	}
 	return false, out
 }

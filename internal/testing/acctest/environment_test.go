@@ -22,11 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
 
@@ -60,7 +61,7 @@ func TestAccEnvironment_crdEstablishedAndValidated(t *testing.T) {
 	}
 
 	ns := Namespace(t)
-	pools := dyn.Resource(extv1beta1.SandboxWarmPoolGVR).Namespace(ns)
+	pools := dyn.Resource(sandboxapi.SandboxWarmPoolGVR).Namespace(ns)
 	pool := func(name string, spec map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": extv1beta1.GroupVersion.String(),
@@ -318,11 +319,11 @@ func TestAccEnvironment_controllerReconciles(t *testing.T) {
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(agentsv1beta1.SandboxGVR).Namespace(ns).Create(t.Context(), sbx, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(sandboxapi.SandboxGVR).Namespace(ns).Create(t.Context(), sbx, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	ref := ObjectRef{GVR: agentsv1beta1.SandboxGVR, Namespace: ns, Name: name}
+	ref := ObjectRef{GVR: sandboxapi.SandboxGVR, Namespace: ns, Name: name}
 	WaitFor(t, rolloutTimeout, "Sandbox "+name+" Ready", func(ctx context.Context) (bool, string, error) {
 		obj, err := GetObject(ctx, ref)
 		if err != nil {

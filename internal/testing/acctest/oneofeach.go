@@ -5,18 +5,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // OneOfEachObjects is every resource of OneOfEach, by address, with the API
 // resource its object is stored as.
 var OneOfEachObjects = map[string]schema.GroupVersionResource{
-	"agentsandbox_sandbox_template.python": extv1beta1.SandboxTemplateGVR,
+	"agentsandbox_sandbox_template.python": sandboxapi.SandboxTemplateGVR,
 	"agentsandbox_network_policy.isolate":  {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
-	"agentsandbox_warm_pool.pool":          extv1beta1.SandboxWarmPoolGVR,
-	"agentsandbox_sandbox.solo":            agentsv1beta1.SandboxGVR,
-	"agentsandbox_sandbox_claim.claim":     extv1beta1.SandboxClaimGVR,
+	"agentsandbox_warm_pool.pool":          sandboxapi.SandboxWarmPoolGVR,
+	"agentsandbox_sandbox.solo":            sandboxapi.SandboxGVR,
+	"agentsandbox_sandbox_claim.claim":     sandboxapi.SandboxClaimGVR,
 }
 
 // OneOfEach is a configuration holding one of each single-object resource

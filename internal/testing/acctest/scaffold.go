@@ -19,9 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
 // Family is what a resource family's acceptance tests share: the resource
@@ -409,7 +410,7 @@ func CreateTemplate(t testing.TB, ns, name string, spec map[string]any) {
 		"metadata":   map[string]any{"name": name},
 		"spec":       spec,
 	}}
-	if _, err := Dynamic(t).Resource(extv1beta1.SandboxTemplateGVR).Namespace(ns).Create(context.Background(), tmpl, metav1.CreateOptions{}); err != nil {
+	if _, err := Dynamic(t).Resource(sandboxapi.SandboxTemplateGVR).Namespace(ns).Create(context.Background(), tmpl, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating SandboxTemplate %s/%s: %v", ns, name, err)
 	}
 }

@@ -19,8 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/demo"
-	agentsv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/agents/v1beta1"
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
@@ -70,7 +69,7 @@ func (c cluster) gone(t *testing.T, ns string, refs map[schema.GroupVersionResou
 				}
 			}
 		}
-		sbx, err := c.dyn.Resource(agentsv1beta1.SandboxGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+		sbx, err := c.dyn.Resource(sandboxapi.SandboxGVR).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,14 +222,14 @@ type exampleChecks struct {
 var checks = map[string]exampleChecks{
 	"quickstart": {
 		applied: func(t *testing.T, c cluster, st *demo.Stack, tf *tfDir, outs map[string]json.RawMessage) {
-			pool := c.get(t, extv1beta1.SandboxWarmPoolGVR, "default", "python-runtime")
+			pool := c.get(t, sandboxapi.SandboxWarmPoolGVR, "default", "python-runtime")
 			if got, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas"); got != 5 {
 				t.Errorf("warm pool readyReplicas = %d, want 5", got)
 			}
 			if got := tf.outputString(outs, "warm_pool"); got != "default/python-runtime: 5/5 ready" {
 				t.Errorf("output warm_pool = %q", got)
 			}
-			sbx := c.get(t, agentsv1beta1.SandboxGVR, "default", "agent-workspace")
+			sbx := c.get(t, sandboxapi.SandboxGVR, "default", "agent-workspace")
 			fqdn, _, _ := unstructured.NestedString(sbx.Object, "status", "serviceFQDN")
 			if fqdn != "agent-workspace.default.svc.cluster.local" || tf.outputString(outs, "workspace_fqdn") != fqdn {
 				t.Errorf("workspace FQDN: status %q, output %q", fqdn, tf.outputString(outs, "workspace_fqdn"))
@@ -247,7 +246,7 @@ var checks = map[string]exampleChecks{
 			c.get(t, gvrNetworkPolicy, "default", "isolate-execution-sandboxes")
 			c.get(t, gvrDeployment, "agent-sandbox-system", "agent-sandbox-controller")
 			// The hardened defaults reached the cluster without being written.
-			tmpl := c.get(t, extv1beta1.SandboxTemplateGVR, "default", "python-runtime")
+			tmpl := c.get(t, sandboxapi.SandboxTemplateGVR, "default", "python-runtime")
 			spec, _, _ := unstructured.NestedMap(tmpl.Object, "spec", "podTemplate", "spec")
 			if spec["runtimeClassName"] != "gvisor" || spec["automountServiceAccountToken"] != false {
 				t.Errorf("template pod spec not hardened: runtimeClassName %v, automountServiceAccountToken %v",
@@ -260,8 +259,8 @@ var checks = map[string]exampleChecks{
 		},
 		destroyed: func(t *testing.T, c cluster, st *demo.Stack) {
 			c.gone(t, "default", map[schema.GroupVersionResource][]string{
-				extv1beta1.SandboxWarmPoolGVR: {"python-runtime"}, extv1beta1.SandboxTemplateGVR: {"python-runtime"},
-				agentsv1beta1.SandboxGVR: {"agent-workspace"}, gvrService: {"agent-workspace"},
+				sandboxapi.SandboxWarmPoolGVR: {"python-runtime"}, sandboxapi.SandboxTemplateGVR: {"python-runtime"},
+				sandboxapi.SandboxGVR: {"agent-workspace"}, gvrService: {"agent-workspace"},
 				gvrNetworkPolicy: {"isolate-execution-sandboxes"},
 			})
 			c.gone(t, "agent-sandbox-system", map[schema.GroupVersionResource][]string{gvrDeployment: {"agent-sandbox-controller"}})
@@ -283,7 +282,7 @@ var checks = map[string]exampleChecks{
 		},
 		destroyed: func(t *testing.T, c cluster, _ *demo.Stack) {
 			c.gone(t, "default", map[schema.GroupVersionResource][]string{
-				extv1beta1.SandboxWarmPoolGVR: {"python-runtime"}, extv1beta1.SandboxTemplateGVR: {"python-runtime"},
+				sandboxapi.SandboxWarmPoolGVR: {"python-runtime"}, sandboxapi.SandboxTemplateGVR: {"python-runtime"},
 				gvrNetworkPolicy: {"python-runtime-isolation"},
 			})
 		},
@@ -295,7 +294,7 @@ var checks = map[string]exampleChecks{
 		before: func(t *testing.T, c cluster) { dedicateNode(t, c, "gvisor-pool-1", "data-science") },
 		applied: func(t *testing.T, c cluster, st *demo.Stack, tf *tfDir, _ map[string]json.RawMessage) {
 			for team, want := range map[string]int64{"data-science": 3, "support-bots": 2} {
-				pool := c.get(t, extv1beta1.SandboxWarmPoolGVR, "default", team+"-pool")
+				pool := c.get(t, sandboxapi.SandboxWarmPoolGVR, "default", team+"-pool")
 				if got, _, _ := unstructured.NestedInt64(pool.Object, "status", "readyReplicas"); got != want {
 					t.Errorf("%s-pool readyReplicas = %d, want %d", team, got, want)
 				}
@@ -309,7 +308,7 @@ var checks = map[string]exampleChecks{
 				if int64(len(pods)) != want {
 					t.Errorf("%s: ready pods %v", team, pods)
 				}
-				c.get(t, extv1beta1.SandboxTemplateGVR, "default", team+"-sandbox")
+				c.get(t, sandboxapi.SandboxTemplateGVR, "default", team+"-sandbox")
 				c.get(t, gvrNetworkPolicy, "default", team+"-sandbox-isolation")
 			}
 			np, ok := st.GKE.NodePool(st.ClusterName() + "/nodePools/data-science-sandboxes")
@@ -327,8 +326,8 @@ var checks = map[string]exampleChecks{
 		destroyed: func(t *testing.T, c cluster, st *demo.Stack) {
 			refs := map[schema.GroupVersionResource][]string{}
 			for _, team := range []string{"data-science", "support-bots"} {
-				refs[extv1beta1.SandboxWarmPoolGVR] = append(refs[extv1beta1.SandboxWarmPoolGVR], team+"-pool")
-				refs[extv1beta1.SandboxTemplateGVR] = append(refs[extv1beta1.SandboxTemplateGVR], team+"-sandbox")
+				refs[sandboxapi.SandboxWarmPoolGVR] = append(refs[sandboxapi.SandboxWarmPoolGVR], team+"-pool")
+				refs[sandboxapi.SandboxTemplateGVR] = append(refs[sandboxapi.SandboxTemplateGVR], team+"-sandbox")
 				refs[gvrNetworkPolicy] = append(refs[gvrNetworkPolicy], team+"-sandbox-isolation")
 			}
 			c.gone(t, "default", refs)

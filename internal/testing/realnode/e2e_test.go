@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/utils/ptr"
+	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
@@ -599,7 +600,7 @@ func waitRunning(t *testing.T, cs kubernetes.Interface, ns, name string) {
 // sandboxPod returns the running pod of the warm pool's sandbox.
 func sandboxPod(t *testing.T, cs kubernetes.Interface, template string) *corev1.Pod {
 	t.Helper()
-	sel := sandboxapi.LabelSandboxTemplateRefHash + "=" + sandboxapi.NameHash(template)
+	sel := agentsv1beta1.SandboxTemplateRefHashLabel + "=" + sandboxapi.NameHash(template)
 	var pod *corev1.Pod
 	err := eventually(context.Background(), 2*time.Minute, 500*time.Millisecond, func() error {
 		list, err := cs.CoreV1().Pods(sandboxNS).List(context.Background(), metav1.ListOptions{LabelSelector: sel})

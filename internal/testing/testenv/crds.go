@@ -8,17 +8,14 @@ import (
 	"strings"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/crds"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 )
 
@@ -29,24 +26,26 @@ const FieldManager = "agentsandbox-testenv"
 // CRDGVR is the resource of CustomResourceDefinitions.
 var CRDGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// SandboxCRDs returns the agent-sandbox CRDs the tests run against: the
-// v1beta1 files generated into internal/sandboxapi/crds (the same bytes the
-// provider's bundles are built from), as unstructured objects for apply.
+// SandboxCRDs returns the agent-sandbox CRDs the tests run against: those
+// of the release ProfileVar names (releases.Default when unset), as its
+// release assets have them (ReleaseCRDs), as unstructured objects for
+// apply.
 func SandboxCRDs() ([]*unstructured.Unstructured, error) {
-	typed, err := crds.V1beta1()
+	p, err := ProfileFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	return crdsToUnstructured(typed)
+	return ReleaseCRDs(context.Background(), p)
 }
 
 // crds returns the CRDs of the environment's release, as the release ships
-// them (SandboxCRDs without one).
+// them; without one, those of releases.Default.
 func (e *Env) crds(ctx context.Context) ([]*unstructured.Unstructured, error) {
-	if e.opts.Profile == nil {
-		return SandboxCRDs()
+	p := releases.Default
+	if e.opts.Profile != nil {
+		p = *e.opts.Profile
 	}
-	return ReleaseCRDs(ctx, *e.opts.Profile)
+	return ReleaseCRDs(ctx, p)
 }
 
 // ReleaseCRDs returns the four CRDs of release p as its release assets
@@ -93,25 +92,6 @@ func (e *Env) routeWebhookService(ctx context.Context, cfg *rest.Config, port in
 	e.logf("conversion webhook reached as the release names it, Service %s/%s (%s), routed from the cluster egress %s to the controller's webhook at %s",
 		svc.Namespace, svc.Name, r.target, socket, backend)
 	return nil
-}
-
-func crdsToUnstructured(typed []*apiextensionsv1.CustomResourceDefinition) ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, len(typed))
-	for _, crd := range typed {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-		if err != nil {
-			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetAPIVersion("apiextensions.k8s.io/v1")
-		u.SetKind("CustomResourceDefinition")
-		// Status is the API server's to write; sending the generated
-		// placeholder would only add noise to the apply.
-		unstructured.RemoveNestedField(u.Object, "status")
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		out = append(out, u)
-	}
-	return out, nil
 }
 
 // InstallCRDs server-side applies crds and waits until the API server

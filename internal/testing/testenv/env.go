@@ -81,7 +81,7 @@ type Options struct {
 	// v1alpha1 version and a conversion webhook, which the release's
 	// controller serves; on the local cluster the CRDs reach it through the
 	// release's own webhook Service, see serviceRoute). nil installs the
-	// project's v1beta1-only CRDs. The Controller is chosen separately
+	// CRDs of releases.Default. The Controller is chosen separately
 	// (RealController).
 	Profile *releases.Profile
 	// Controller is run for the environment; nil runs none.

@@ -24,7 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	extv1beta1 "github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/extensions/v1beta1"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
@@ -131,12 +131,12 @@ resource "agentsandbox_sandbox_template" "python" {
 }
 `, acctest.ProviderName, env.URL, token, emutest.Project, env.ClusterName, emutest.Location, emutest.Cluster, name, ns)
 
-	template := acctest.ObjectRef{GVR: extv1beta1.SandboxTemplateGVR, Namespace: ns, Name: name}
+	template := acctest.ObjectRef{GVR: sandboxapi.SandboxTemplateGVR, Namespace: ns, Name: name}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeTestCheckFunc(
-			acctest.CheckDestroy(templateType, extv1beta1.SandboxTemplateGVR),
+			acctest.CheckDestroy(templateType, sandboxapi.SandboxTemplateGVR),
 			func(*terraform.State) error {
 				if _, ok := env.NodePool(env.ClusterName + "/nodePools/sandbox"); ok {
 					return fmt.Errorf("node pool still exists")

@@ -10,9 +10,6 @@
 // files. Run it through
 //
 //	go generate ./internal/sandboxapi/bundles
-//
-// (or ./internal/sandboxapi/..., which also regenerates the project's CRDs;
-// the bundles do not read those).
 package main
 
 import (

@@ -1,8 +1,8 @@
 // Package crdcheck validates CustomResourceDefinitions the way the API server
 // does on create: defaulting, then the full apiextensions validation (structural
 // schema, defaults, CEL rules and their cost, printer columns, subresources,
-// conversion). Tests use it so a generated CRD or bundle that a cluster would
-// reject fails long before it reaches one. It is test support only.
+// conversion). Tests use it so a bundle whose CRDs a cluster would reject
+// fails long before it reaches one. It is test support only.
 package crdcheck
 
 import (
