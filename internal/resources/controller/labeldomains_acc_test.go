@@ -440,7 +440,7 @@ resource "agentsandbox_sandbox_claim" "c" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
 						if _, err := ref(configMapGVR, controllerNS, sandboxapi.ConfigMapName); !apierrors.IsNotFound(err) {
-							return fmt.Errorf("the ConfigMap %s after the domains were removed: %v (want it deleted)", sandboxapi.ConfigMapName, err)
+							return fmt.Errorf("the ConfigMap %s after the domains were removed: %w (want it deleted)", sandboxapi.ConfigMapName, err)
 						}
 						return nil
 					},
