@@ -34,6 +34,9 @@ type Client struct {
 	// (DeleteObject); nil on a Client made by NewClientFromDynamic.
 	raw    rest.Interface
 	mapper *RESTMapper
+	// schemas serves SchemaCheck (nil on a Client made by
+	// NewClientFromDynamic).
+	schemas *schemas
 
 	// deletions shares one watch among the deletions in flight.
 	deletions deletionHub
@@ -103,6 +106,7 @@ func NewClientForRESTConfig(rc *rest.Config) (*Client, error) {
 		watchDynamic: watchDyn,
 		raw:          raw,
 		mapper:       NewRESTMapper(memory.NewMemCacheClient(dc)),
+		schemas:      &schemas{disc: dc},
 		httpClient:   hc,
 	}, nil
 }

@@ -55,6 +55,9 @@ func ignoreFor(group, kind string) func(string) bool {
 func (in *installer) install(ctx context.Context, objs []object, prior []inventoryEntry, priorVersion, version, namespace string) ([]inventoryEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var done []inventoryEntry
+	// created are the entries of done this install created (not found
+	// before it wrote them).
+	created := map[inventoryEntry]bool{}
 	started := time.Now()
 
 	deferred, d := in.preflight(ctx, objs)
@@ -87,7 +90,23 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 	for _, st := range []stage{stageDefinitions, stageConfig, stageWorkloads} {
 		if st == stageConfig && len(deferred) > 0 {
 			if d := in.preflightDeferred(ctx, deferred); d.HasError() {
-				return failed(append(diags, d...))
+				// Nothing of the manifest but its namespaces and CRDs was
+				// written: those this install created go again, so a
+				// refused manifest leaves nothing behind.
+				var note string
+				var rb diag.Diagnostics
+				done, note, rb = in.rollbackCreated(ctx, done, created)
+				if note == "" || len(done) > 0 || rb.HasError() {
+					return failed(append(append(diags, d...), rb...))
+				}
+				for _, x := range d {
+					if x.Severity() == diag.SeverityError {
+						diags.AddError(x.Summary(), x.Detail()+"\n\n"+note+" Running apply again is safe.")
+						continue
+					}
+					diags = append(diags, x)
+				}
+				return nil, diags
 			}
 		}
 		if st == stageWorkloads && len(early) > 0 {
@@ -112,12 +131,15 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 					return failed(diags)
 				}
 			}
-			entry, ref, d := in.applyOne(ctx, o, m)
+			entry, ref, isNew, d := in.applyOne(ctx, o, m)
 			diags.Append(d...)
 			if diags.HasError() {
 				return failed(diags)
 			}
 			done = append(done, entry)
+			if isNew {
+				created[entry] = true
+			}
 			if awaited(st, gvk, in.wait) {
 				await = append(await, ref)
 			}
@@ -193,8 +215,9 @@ func (in *installer) mapping(ctx context.Context, o object) (kube.Mapping, diag.
 
 // applyOne applies one object unless a dry run shows the apply would change
 // nothing, and returns its inventory entry with the digest of what the
-// field manager now owns.
-func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (inventoryEntry, kube.ObjectRef, diag.Diagnostics) {
+// field manager now owns; isNew says it created the object (it did not
+// exist before).
+func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (_ inventoryEntry, _ kube.ObjectRef, isNew bool, _ diag.Diagnostics) {
 	var diags diag.Diagnostics
 	gvk := o.GroupVersionKind()
 	ref := kube.ObjectRef{GVR: m.GVR, Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
@@ -209,7 +232,7 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (in
 		live = nil
 	default:
 		diags.Append(kube.Diagnostics(err, "get", ref)...)
-		return entry, ref, diags
+		return entry, ref, false, diags
 	}
 
 	var out *unstructured.Unstructured
@@ -223,13 +246,13 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (in
 			dry, err = in.c.Apply(ctx, m.GVR, o.Unstructured, dryOpts)
 			if err != nil {
 				diags.Append(applyDiagnostics(err, ref, o)...)
-				return entry, ref, diags
+				return entry, ref, false, diags
 			}
 		}
 		same, err := unchanged(live, dry, in.manager, ignore)
 		if err != nil {
 			diags.AddError("Cannot compare "+ref.String(), err.Error())
-			return entry, ref, diags
+			return entry, ref, false, diags
 		}
 		if same {
 			out, action = live, "unchanged"
@@ -251,30 +274,30 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (in
 				fmt.Sprintf("%s did not exist when this install read it a moment ago, and exists now: something else "+
 					"(a second agentsandbox_controller, kubectl or Helm) is installing the same objects at the same time. "+
 					"Run one installer at a time. The object comes from %s.", ref, o.where()))
-			return entry, ref, diags
+			return entry, ref, false, diags
 		case errors.As(err, &partial):
 			// Created: track it even though taking ownership failed, so
 			// it is pruned or deleted with the rest.
 			diags.AddError("Cannot finish creating "+ref.String(), partial.Error()+"\n\nThe object comes from "+o.where()+".")
-			return entry, ref, diags
+			return entry, ref, true, diags
 		case err != nil:
 			diags.Append(applyDiagnostics(err, ref, o)...)
-			return entry, ref, diags
+			return entry, ref, false, diags
 		}
 	default:
 		out, err = in.c.Apply(ctx, m.GVR, o.Unstructured, opts)
 		if err != nil {
 			diags.Append(applyDiagnostics(err, ref, o)...)
-			return entry, ref, diags
+			return entry, ref, false, diags
 		}
 	}
 	entry.Digest, err = kube.ManagedDigest(out, in.manager, ignore)
 	if err != nil {
 		diags.AddError("Cannot fingerprint "+ref.String(), err.Error())
-		return entry, ref, diags
+		return entry, ref, live == nil, diags
 	}
 	tflog.Info(ctx, "applied "+ref.String(), map[string]any{"action": action})
-	return entry, ref, diags
+	return entry, ref, live == nil, diags
 }
 
 // applyDiagnostics adds where the object was written to the API error.
@@ -519,6 +542,35 @@ func (in *installer) removeWebhookLeftovers(ctx context.Context, namespace strin
 		}
 	}
 	return diags
+}
+
+// rollbackCreated deletes, newest first, the entries of done this install
+// created. It returns done without those it deleted, a sentence saying
+// what it deleted ("" if nothing), and what it could not delete.
+func (in *installer) rollbackCreated(ctx context.Context, done []inventoryEntry, created map[inventoryEntry]bool) ([]inventoryEntry, string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var deleted []string
+	gone := map[inventoryEntry]bool{}
+	for i := len(done) - 1; i >= 0; i-- {
+		e := done[i]
+		if !created[e] {
+			continue
+		}
+		ref, _, d := in.deleteEntry(ctx, e)
+		if d.HasError() {
+			diags.Append(d...)
+			continue
+		}
+		gone[e] = true
+		deleted = append(deleted, ref.String())
+	}
+	if len(deleted) == 0 {
+		return done, "", diags
+	}
+	tflog.Info(ctx, "rolled back what the refused install had created", map[string]any{"objects": deleted})
+	note := fmt.Sprintf("The manifest was refused after its first stage (namespaces and CRDs) was written: this install "+
+		"had created %s, and deleted them again, so nothing of the refused manifest is left.", strings.Join(deleted, ", "))
+	return slices.DeleteFunc(done, func(e inventoryEntry) bool { return gone[e] }), note, diags
 }
 
 // prune deletes objects an earlier apply created that the bundle no longer

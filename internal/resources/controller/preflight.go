@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,8 +27,14 @@ import (
 //
 // What depends on the manifest itself (objects of a kind its CRDs define,
 // objects in a namespace it creates) cannot be dry-run before that CRD or
-// namespace exists; those are checked by a second preflight right after the
-// first stage (namespaces and CRDs) and before any other write.
+// namespace exists. An object of a kind the cluster serves, in a namespace
+// the manifest creates, is checked against the OpenAPI schema the cluster
+// publishes for its kind instead (kube.Client.SchemaCheck: the typed
+// conversion the server makes of an apply) before the first write. Then
+// all of them are dry-run by a second preflight right after the first stage
+// (namespaces and CRDs) and before any other write; if that second
+// preflight refuses anything, what the first stage created is deleted
+// again (rollbackCreated), so a refused manifest leaves nothing behind.
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
@@ -69,6 +76,15 @@ func (in *installer) preflight(ctx context.Context, objs []object) (deferred []o
 			}
 			if !exists {
 				if namespaces[ns] {
+					// Not dry-runnable before its namespace exists, but
+					// its shape can be checked against the schema the
+					// cluster publishes for its kind, so that a document
+					// the server would refuse is found before the
+					// namespace is written.
+					if p := schemaProblem(in.c, o); p != "" {
+						problems = append(problems, p)
+						continue
+					}
 					deferred = append(deferred, o)
 					continue
 				}
@@ -147,6 +163,19 @@ func (in *installer) dryRun(ctx context.Context, o object, m kube.Mapping) strin
 		fmt.Fprintf(&b, "\n%s: %s", d.Summary(), d.Detail())
 	}
 	return b.String()
+}
+
+// schemaProblem checks o against the cluster's published schema of its
+// kind and returns the problem in words, or "" (also when the cluster
+// publishes no schema for it: the dry run after the first stage checks it).
+func schemaProblem(c *kube.Client, o object) string {
+	err := c.SchemaCheck(o.Unstructured)
+	if err == nil || errors.Is(err, kube.ErrNoSchema) {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s %q does not fit the schema the cluster publishes for %s (checked before anything "+
+		"was written, as its namespace does not exist yet): %v", o.where(), o.GetKind(), o.GetNamespace()+"/"+o.GetName(),
+		o.GroupVersionKind().GroupVersion().WithKind(o.GetKind()), err)
 }
 
 // definedByManifest returns the kinds the manifest's CRDs define and the
