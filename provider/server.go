@@ -8,13 +8,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/nestedattr"
 )
 
 // NewProtocol6 returns the constructor of the server Terraform talks to:
 // the framework's protocol 6 server with the fast path in front of it
 // (package fastpath: plans of unchanged resources and state upgrades at the
 // current version are answered without the framework's conversions; every
-// other call is the framework's).
+// other call is the framework's), and in front of both the layer that makes
+// diagnostics of nested attributes readable (package nestedattr).
 func NewProtocol6(version string) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
 		srv, err := NewProtocol6WithError(version)()
@@ -28,7 +30,12 @@ func NewProtocol6(version string) func() tfprotov6.ProviderServer {
 // NewProtocol6WithError is NewProtocol6 for the acceptance tests' factories.
 func NewProtocol6WithError(version string) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		return newServer(&agentSandboxProvider{version: version, lookupEnv: osLookupEnv})
+		p := &agentSandboxProvider{version: version, lookupEnv: osLookupEnv}
+		fast, err := newServer(p)
+		if err != nil {
+			return nil, err
+		}
+		return nestedattr.New(fast, p), nil
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/nestedattr"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
@@ -56,9 +57,15 @@ func newReadServers(t *testing.T, s *pt.Server, fieldManager string) readServers
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, ok := srv.(*fastpath.Server)
+	// The provider's server is the fast path behind package nestedattr's
+	// layer.
+	outer, ok := srv.(*nestedattr.Server)
 	if !ok {
-		t.Fatalf("the provider's server is a %T, not the fast path's", srv)
+		t.Fatalf("the provider's server is a %T, not nestedattr's", srv)
+	}
+	fast, ok := outer.Inner.(*fastpath.Server)
+	if !ok {
+		t.Fatalf("behind nestedattr is a %T, not the fast path", outer.Inner)
 	}
 	for _, p := range []tfprotov6.ProviderServer{framework, fast} {
 		resp, err := p.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{

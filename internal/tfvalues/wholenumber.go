@@ -60,9 +60,16 @@ type fractionValue struct {
 var _ xattr.ValidateableAttribute = fractionValue{}
 
 func (v fractionValue) ValidateAttribute(_ context.Context, req xattr.ValidateAttributeRequest, resp *xattr.ValidateAttributeResponse) {
-	resp.Diagnostics.AddAttributeError(req.Path, "Not a whole number",
-		fmt.Sprintf("%s must be a whole number; %s has a fractional part. Give an integer such as %s.",
-			req.Path, v.given, wholeExamples(v.given)))
+	resp.Diagnostics.AddAttributeError(req.Path, "Not a whole number", FractionDetail(req.Path.String(), v.given))
+}
+
+// FractionDetail is the detail of the "Not a whole number" error: where
+// (the attribute's path as configurations spell it), what was given, and
+// the two nearest integers. Package nestedattr uses it for nested
+// integers, which keep the framework's type.
+func FractionDetail(path, given string) string {
+	return fmt.Sprintf("%s must be a whole number; %s has a fractional part. Give an integer such as %s.",
+		path, given, wholeExamples(given))
 }
 
 func wholeExamples(given string) string {

@@ -74,6 +74,26 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("claim template storage 5 gigs", tpl(func(cfg, _ map[string]any) {
 			cfg["volume_claim_templates"] = []any{map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "5gb"}}}}
 		}), "volume_claim_templates[0].resources.requests.storage", `"5Gi"`),
+		// Issue 37: each names its nested attribute, in the path and in
+		// the text (Terraform cannot quote a nested attribute's line).
+		pt.Refused("env name with =", tpl(func(_, c map[string]any) {
+			c["env"] = []any{map[string]any{"name": "A=B", "value": "x"}}
+		}), c0+".env[0].name", "A=B", "other than '='"),
+		pt.Refused("image with a space", tpl(func(_, c map[string]any) { c["image"] = "python 3.13" }), c0+".image", `"python 3.13"`),
+		pt.Refused("duplicate container names", tpl(func(cfg, c map[string]any) {
+			cfg["pod_template"] = map[string]any{"containers": []any{c, c}}
+		}), "pod_template.containers[1].name", `"python"`),
+		pt.Refused("container name in upper case", tpl(func(_, c map[string]any) { c["name"] = "Python" }), c0+".name", `"Python"`),
+		// Fractions in nested integers: not the framework's "always an
+		// error in the provider" (package nestedattr).
+		pt.Refused("container port 80.5", tpl(func(_, c map[string]any) {
+			c["ports"] = []any{map[string]any{"container_port": 80.5}}
+		}), c0+".ports[0].container_port", "Not a whole number", "80.5", "80 or 81"),
+		pt.Refused("grace period 2.5 s", tpl(func(cfg, c map[string]any) {
+			cfg["pod_template"] = map[string]any{"containers": []any{c}, "termination_grace_period_seconds": 2.5}
+		}), "pod_template.termination_grace_period_seconds", "Not a whole number", "2 or 3"),
+		pt.Refused("end port 8080.5", tpl(rules(egress(map[string]any{"cidr": "10.0.0.0/8", "ports": []any{map[string]any{"port": "443", "end_port": 8080.5}}}))),
+			"network_policy.allow_egress[0].ports[0].end_port", "Not a whole number"),
 		pt.Refused("annotation key empty prefix", tpl(func(cfg, _ map[string]any) { cfg["annotations"] = map[string]any{"/owner": "x"} }), `annotations["/owner"]`),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, sandboxtemplate.ResourceType, cases)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/fastpath"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/nestedattr"
 )
 
 type unknownValue struct{}
@@ -108,7 +109,10 @@ func elements(typ tftypes.Type, v any) []tftypes.Value {
 
 // Server is one provider instance served over protocol 6 in-process.
 type Server struct {
-	srv         tfprotov6.ProviderServer
+	srv tfprotov6.ProviderServer
+	// raw is the framework's server without nestedattr's layer, whose
+	// answers the fast path must give.
+	raw         tfprotov6.ProviderServer
 	resources   map[string]*tfprotov6.Schema
 	dataSources map[string]*tfprotov6.Schema
 	// types caches the value types of the schemas: deriving one walks the
@@ -130,7 +134,14 @@ type Server struct {
 // configured: validation and planning of new objects must not need it.
 func New(t testing.TB, newProvider func() provider.Provider) *Server {
 	t.Helper()
-	srv := providerserver.NewProtocol6(newProvider())()
+	p := newProvider()
+	raw, ok := providerserver.NewProtocol6(p)().(nestedattr.Inner)
+	if !ok {
+		t.Fatal("the framework's server lacks a service nestedattr.Inner expects")
+	}
+	// What Terraform talks to: the framework behind package nestedattr's
+	// layer (the provider's fast path is compared separately, below).
+	srv := nestedattr.New(raw, p)
 	schemas, err := srv.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +149,7 @@ func New(t testing.TB, newProvider func() provider.Provider) *Server {
 	for _, d := range schemas.Diagnostics {
 		t.Fatalf("provider schema: %s: %s", d.Summary, d.Detail)
 	}
-	return &Server{srv: srv, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{},
+	return &Server{srv: srv, raw: raw, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{},
 		fast: newFast(t, newProvider)}
 }
 
@@ -216,7 +227,13 @@ func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]
 		got, ok := s.fast.ValidateFast(context.Background(), &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: cv})
 		if ok {
 			s.FastAnswered++
-			if d := DiffDiagnostics(got.Diagnostics, resp.Diagnostics); d != "" {
+			want, err := s.raw.ValidateResourceConfig(context.Background(), &tfprotov6.ValidateResourceConfigRequest{
+				TypeName: typeName, Config: cv,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := DiffDiagnostics(got.Diagnostics, want.Diagnostics); d != "" {
 				t.Errorf("the validation fast path's diagnostics differ from the framework's:\n%s", d)
 			}
 		} else {
@@ -313,37 +330,11 @@ func (s *Server) PlanCreate(t testing.TB, typeName string, cfg map[string]any) (
 	return attrs, diags
 }
 
-// AttributePath renders a protocol attribute path the way people write it:
-// env[0].name, labels["team"], additional_pod_metadata.labels["a/b"],
-// node_locations["europe-west1-b"] (an element of a set of strings).
-func AttributePath(p *tftypes.AttributePath) string {
-	if p == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, step := range p.Steps() {
-		switch s := step.(type) {
-		case tftypes.AttributeName:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(string(s))
-		case tftypes.ElementKeyInt:
-			fmt.Fprintf(&b, "[%d]", int64(s))
-		case tftypes.ElementKeyString:
-			fmt.Fprintf(&b, "[%q]", string(s))
-		case tftypes.ElementKeyValue:
-			// A set element: shown by its value when it is a string.
-			var v string
-			if err := tftypes.Value(s).As(&v); err == nil {
-				fmt.Fprintf(&b, "[%q]", v)
-			} else {
-				b.WriteString("[?]")
-			}
-		}
-	}
-	return b.String()
-}
+// AttributePath renders a protocol attribute path the way people write it
+// (nestedattr.Render): env[0].name, labels["team"],
+// additional_pod_metadata.labels["a/b"], node_locations["europe-west1-b"]
+// (an element of a set of strings).
+func AttributePath(p *tftypes.AttributePath) string { return nestedattr.Render(p) }
 
 // Errors keeps the error diagnostics.
 func Errors(diags []*tfprotov6.Diagnostic) []*tfprotov6.Diagnostic {
@@ -401,12 +392,17 @@ func (s *Server) ExpectRefused(t *testing.T, typeName string, cases []BadInput) 
 
 // ExpectErrorAt fails t unless diags hold an error at path (as
 // AttributePath renders it) whose summary or detail contains every one of
-// contains.
+// contains. An error inside a nested attribute (a path with a dot) must
+// also name its path in its text: Terraform cannot quote its line (package
+// nestedattr).
 func ExpectErrorAt(t testing.TB, diags []*tfprotov6.Diagnostic, path string, contains ...string) {
 	t.Helper()
 	errs := Errors(diags)
 	if len(errs) == 0 {
 		t.Fatalf("no error; want one at %s", path)
+	}
+	if nested(path) {
+		contains = append(contains, path)
 	}
 next:
 	for _, d := range errs {
@@ -422,6 +418,31 @@ next:
 		return
 	}
 	t.Fatalf("want an error at %s mentioning %q; got:\n  %s", path, contains, Describe(errs))
+}
+
+// nested says path (as AttributePath renders it) goes inside a nested
+// attribute: one with a dot outside its index brackets, such as
+// pod_template.containers[0].image or network_policy.ingress[0] but not
+// labels["a.b"]. Terraform does quote the line of a path through blocks,
+// and the resources' only block is timeouts.
+func nested(path string) bool {
+	if strings.HasPrefix(path, "timeouts.") {
+		return false
+	}
+	depth := 0
+	for _, r := range path {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '.':
+			if depth == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Container is a valid pod template container for a configuration (python
