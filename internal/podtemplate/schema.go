@@ -3,7 +3,6 @@ package podtemplate
 import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -250,12 +249,7 @@ func containerAttributes() map[string]schema.Attribute {
 	}
 }
 
-func resourceMapValidators() []validator.Map {
-	return []validator.Map{
-		mapvalidator.KeysAre(validators.ResourceName()),
-		mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
-	}
-}
+func resourceMapValidators() []validator.Map { return validators.ResourceList() }
 
 func envAttributes() map[string]schema.Attribute {
 	keyRef := func(what, nameAttr string) schema.SingleNestedAttribute {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
@@ -91,6 +93,50 @@ func QuantitySuggestion(s string) string {
 		return ""
 	}
 	return out
+}
+
+// ResourceList validates a map of compute resources (requests or limits):
+// each key a resource name, each value a non-negative quantity, and CPU in
+// whole millicores.
+func ResourceList() []validator.Map {
+	return []validator.Map{
+		mapvalidator.KeysAre(ResourceName()),
+		mapvalidator.ValueStringsAre(NonNegativeQuantity()),
+		cpuMillicores{},
+	}
+}
+
+// cpuMillicores refuses a CPU quantity finer than a millicore ("100u",
+// "0.0005", "1.0001"): the API server rounds it up to whole millicores
+// (100u is stored as 1m), so the plan would never match what is read back.
+type cpuMillicores struct{}
+
+func (cpuMillicores) Description(context.Context) string {
+	return "cpu must be a whole number of millicores (1m = 0.001 CPU)"
+}
+
+func (v cpuMillicores) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (cpuMillicores) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	e, ok := req.ConfigValue.Elements()["cpu"].(types.String)
+	if !ok || e.IsNull() || e.IsUnknown() {
+		return
+	}
+	q, err := resource.ParseQuantity(e.ValueString())
+	if err != nil || q.Sign() <= 0 {
+		return // reported by NonNegativeQuantity or the zero-limit check
+	}
+	rounded := resource.NewMilliQuantity(q.MilliValue(), resource.DecimalSI)
+	if q.Cmp(*rounded) == 0 {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path.AtMapKey("cpu"), "CPU finer than a millicore",
+		fmt.Sprintf("%s[\"cpu\"] = %q is finer than 1m (a thousandth of a CPU), the smallest unit Kubernetes counts CPU "+
+			"in: the API server would store %q, and every plan would show it changing back. Write cpu = %q.",
+			req.Path, e.ValueString(), rounded.String(), rounded.String()))
 }
 
 // ResourceName accepts a compute resource name as used in requests and

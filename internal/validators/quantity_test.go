@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -70,6 +71,48 @@ func TestValueValidators(t *testing.T) {
 				t.Error("validator has no description")
 			}
 		})
+	}
+}
+
+// TestResourceListCPUMillicores: CPU finer than a millicore is refused at
+// the map's "cpu" key with the value the API server would store; whole
+// millicores, other resources, zero, invalid (the other validators') and
+// unknown values are left alone.
+func TestResourceListCPUMillicores(t *testing.T) {
+	for in, want := range map[string]string{
+		"100u": "1m", "0.0005": "1m", "1.0001": "1001m", "1500u": "2m", "1n": "1m",
+		"1m": "", "0.5": "", "2": "", "100": "", "0": "", "1500m": "", "lots": "", "-1u": "",
+	} {
+		t.Run(in, func(t *testing.T) {
+			p := path.Root("resources").AtName("limits")
+			m := types.MapValueMust(types.StringType, map[string]attr.Value{"cpu": types.StringValue(in), "memory": types.StringValue("1.5")})
+			resp := &validator.MapResponse{}
+			cpuMillicores{}.ValidateMap(context.Background(), validator.MapRequest{Path: p, ConfigValue: m}, resp)
+			if want == "" {
+				if resp.Diagnostics.HasError() {
+					t.Fatalf("refused: %v", resp.Diagnostics)
+				}
+				return
+			}
+			if len(resp.Diagnostics) != 1 {
+				t.Fatalf("want one error, got %v", resp.Diagnostics)
+			}
+			d := resp.Diagnostics[0]
+			if got := d.(interface{ Path() path.Path }).Path(); !got.Equal(p.AtMapKey("cpu")) {
+				t.Errorf("path %s, want %s", got, p.AtMapKey("cpu"))
+			}
+			if !strings.Contains(d.Detail(), `cpu = "`+want+`"`) || !strings.Contains(d.Detail(), `limits["cpu"]`) {
+				t.Errorf("detail %q does not name the path and suggest %q", d.Detail(), want)
+			}
+		})
+	}
+	for _, m := range []types.Map{types.MapNull(types.StringType), types.MapUnknown(types.StringType),
+		types.MapValueMust(types.StringType, map[string]attr.Value{"cpu": types.StringUnknown()})} {
+		resp := &validator.MapResponse{}
+		cpuMillicores{}.ValidateMap(context.Background(), validator.MapRequest{Path: path.Root("x"), ConfigValue: m}, resp)
+		if resp.Diagnostics.HasError() {
+			t.Errorf("%v refused: %v", m, resp.Diagnostics)
+		}
 	}
 }
 

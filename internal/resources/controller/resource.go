@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -186,18 +185,12 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 							"requests": schema.MapAttribute{
 								Optional: true, ElementType: types.StringType,
 								MarkdownDescription: "e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
-								Validators: []validator.Map{
-									mapvalidator.KeysAre(validators.ResourceName()),
-									mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
-								},
+								Validators: validators.ResourceList(),
 							},
 							"limits": schema.MapAttribute{
 								Optional: true, ElementType: types.StringType,
 								MarkdownDescription: "e.g. `{ memory = \"1Gi\" }`.",
-								Validators: []validator.Map{
-									mapvalidator.KeysAre(validators.ResourceName()),
-									mapvalidator.ValueStringsAre(validators.NonNegativeQuantity()),
-								},
+								Validators: validators.ResourceList(),
 							},
 						},
 					},

@@ -94,6 +94,12 @@ func TestBadInputWideTable(t *testing.T) {
 		}), "pod_template.termination_grace_period_seconds", "Not a whole number", "2 or 3"),
 		pt.Refused("end port 8080.5", tpl(rules(egress(map[string]any{"cidr": "10.0.0.0/8", "ports": []any{map[string]any{"port": "443", "end_port": 8080.5}}}))),
 			"network_policy.allow_egress[0].ports[0].end_port", "Not a whole number"),
+		pt.Refused("cpu 100u", tpl(func(_, c map[string]any) {
+			c["resources"] = map[string]any{"limits": map[string]any{"cpu": "100u", "memory": "1Gi"}}
+		}), c0+`.resources.limits["cpu"]`, "finer than 1m", `cpu = "1m"`),
+		pt.Refused("cpu request 0.0005", tpl(func(_, c map[string]any) {
+			c["resources"] = map[string]any{"limits": map[string]any{"cpu": "1", "memory": "1Gi"}, "requests": map[string]any{"cpu": "0.0005"}}
+		}), c0+`.resources.requests["cpu"]`, "finer than 1m", `cpu = "1m"`),
 		pt.Refused("annotation key empty prefix", tpl(func(cfg, _ map[string]any) { cfg["annotations"] = map[string]any{"/owner": "x"} }), `annotations["/owner"]`),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, sandboxtemplate.ResourceType, cases)
