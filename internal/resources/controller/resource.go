@@ -185,12 +185,12 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 							"requests": schema.MapAttribute{
 								Optional: true, ElementType: types.StringType,
 								MarkdownDescription: "e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
-								Validators: validators.ResourceList(),
+								Validators:          validators.ResourceList(),
 							},
 							"limits": schema.MapAttribute{
 								Optional: true, ElementType: types.StringType,
 								MarkdownDescription: "e.g. `{ memory = \"1Gi\" }`.",
-								Validators: validators.ResourceList(),
+								Validators:          validators.ResourceList(),
 							},
 						},
 					},
