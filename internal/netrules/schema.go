@@ -42,6 +42,7 @@ func Attributes() map[string]schema.Attribute {
 				"`X-Sandbox-Port`). `[]` denies all ingress.", routerNamespace, routerPort),
 			Default:      listdefault.StaticValue(defaultIngress()),
 			NestedObject: ingressObject(),
+			Validators:   []validator.List{repeatedRules{what: "ingress"}},
 		},
 		"allow_dns": schema.BoolAttribute{
 			Optional: true,
@@ -69,6 +70,7 @@ func Attributes() map[string]schema.Attribute {
 				"or a model server inside the cluster). Egress not allowed by `allow_dns`, `allow_internet` or an entry " +
 				"here is denied.",
 			NestedObject: egressObject(),
+			Validators:   []validator.List{repeatedRules{what: "allow_egress"}},
 		},
 		"block_metadata_server": schema.BoolAttribute{
 			Optional: true,
@@ -455,4 +457,43 @@ func knownAttrs(o basetypes.ObjectValue) (map[string]attr.Value, bool) {
 		return nil, false
 	}
 	return o.Attributes(), true
+}
+
+// repeatedRules warns about a rule that repeats an earlier one of the same
+// list exactly: harmless (NetworkPolicy rules are a union), but usually a
+// copy-paste that was meant to be edited.
+type repeatedRules struct{ what string }
+
+func (v repeatedRules) Description(context.Context) string {
+	return "warns when an entry of " + v.what + " repeats an earlier one"
+}
+
+func (v repeatedRules) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v repeatedRules) ValidateList(ctx context.Context, req validator.ListRequest, resp *validator.ListResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	elems := req.ConfigValue.Elements()
+	for j, e := range elems {
+		if !fullyKnown(ctx, e) {
+			continue
+		}
+		for i := range j {
+			if elems[i].Equal(e) {
+				resp.Diagnostics.AddAttributeWarning(req.Path.AtListIndex(j), "Repeated rule",
+					fmt.Sprintf("%s[%d] is the same as %s[%d]: the second adds nothing (a NetworkPolicy allows the "+
+						"union of its rules). Remove it, or change it if it was meant to allow something else.",
+						req.Path, j, req.Path, i))
+				break
+			}
+		}
+	}
+}
+
+// fullyKnown says v holds no unknown value at any depth: two entries that
+// differ only in values not known yet are not called the same.
+func fullyKnown(ctx context.Context, v attr.Value) bool {
+	tv, err := v.ToTerraformValue(ctx)
+	return err == nil && tv.IsFullyKnown()
 }

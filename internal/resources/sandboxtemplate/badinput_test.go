@@ -105,3 +105,43 @@ func TestBadInputWideTable(t *testing.T) {
 	pt.New(t, provider.New("test")).ExpectRefused(t, sandboxtemplate.ResourceType, cases)
 	t.Logf("agentsandbox_sandbox_template: %d refused at validate (this table)", len(cases))
 }
+
+// TestRepeatedRuleWarns: an allow_egress or ingress entry that repeats an
+// earlier one is accepted with a warning at the repeat, naming both
+// (issue 37); entries that differ, or may differ once unknown values are
+// known, are not called repeats.
+func TestRepeatedRuleWarns(t *testing.T) {
+	s := pt.New(t, provider.New("test"))
+	rule := func(cidr any) map[string]any {
+		return map[string]any{"cidr": cidr, "ports": []any{map[string]any{"port": "443"}}}
+	}
+	src := map[string]any{"pod_selector": map[string]any{"match_labels": map[string]any{"app": "proxy"}}}
+	for _, tc := range []struct {
+		name  string
+		rules map[string]any
+		want  []string // paths of the warnings, each "path: repeats"
+	}{
+		{"egress repeated", map[string]any{"allow_egress": []any{rule("10.0.0.0/8"), rule("192.168.0.0/16"), rule("10.0.0.0/8")}},
+			[]string{"network_policy.allow_egress[2]: network_policy.allow_egress[2] is the same as network_policy.allow_egress[0]"}},
+		{"ingress repeated", map[string]any{"ingress": []any{src, src}},
+			[]string{"network_policy.ingress[1]: network_policy.ingress[1] is the same as network_policy.ingress[0]"}},
+		{"all different", map[string]any{"allow_egress": []any{rule("10.0.0.0/8"), rule("10.0.0.0/16")}}, nil},
+		{"may differ once known", map[string]any{"allow_egress": []any{rule("10.0.0.0/8"), rule(pt.Unknown)}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := s.ValidateResource(t, sandboxtemplate.ResourceType, tpl(rules(tc.rules)))
+			if errs := pt.Errors(diags); len(errs) > 0 {
+				t.Fatalf("errors: %s", pt.Describe(errs))
+			}
+			var got []string
+			for _, d := range diags {
+				if d.Summary == "Repeated rule" {
+					got = append(got, pt.AttributePath(d.Attribute)+": "+d.Detail[:strings.Index(d.Detail, ":")])
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
