@@ -71,7 +71,8 @@ type Profile struct {
 }
 
 // The releases, oldest first. Only releases the Go module proxy serves are
-// here (v0.5.1, v0.5.4, v1.0.0 and v1.0.2 are not served).
+// here (v0.5.1, v1.0.0 and v1.0.2 are not listed; v0.5.4 is listed, but its
+// zip is refused: "403 Forbidden, This module version is not available").
 var (
 	V050 = Profile{
 		Name: "v0.5.0", ServesV1alpha1: true, KubernetesAPI: "v0.35.4", // go.mod:19
