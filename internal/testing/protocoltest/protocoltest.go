@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -148,6 +149,13 @@ func New(t testing.TB, newProvider func() provider.Provider) *Server {
 	}
 	for _, d := range schemas.Diagnostics {
 		t.Fatalf("provider schema: %s: %s", d.Summary, d.Detail)
+	}
+	recordBlocks(schemas.Provider)
+	for _, sch := range schemas.ResourceSchemas {
+		recordBlocks(sch)
+	}
+	for _, sch := range schemas.DataSourceSchemas {
+		recordBlocks(sch)
 	}
 	return &Server{srv: srv, raw: raw, resources: schemas.ResourceSchemas, dataSources: schemas.DataSourceSchemas, types: map[string]tftypes.Type{},
 		fast: newFast(t, newProvider)}
@@ -420,26 +428,52 @@ next:
 	t.Fatalf("want an error at %s mentioning %q; got:\n  %s", path, contains, Describe(errs))
 }
 
-// nested says path (as AttributePath renders it) goes inside a nested
-// attribute: one with a dot outside its index brackets, such as
-// pod_template.containers[0].image or network_policy.ingress[0] but not
-// labels["a.b"]. Terraform does quote the line of a path through blocks,
-// and the resources' only block is timeouts.
-func nested(path string) bool {
-	if strings.HasPrefix(path, "timeouts.") {
-		return false
+// blockNames holds the type names of every block of the schemas served
+// by New (timeouts, the provider's kubernetes and exec, ...): Terraform
+// does quote the line of a path through blocks.
+var blockNames sync.Map
+
+func recordBlocks(sch *tfprotov6.Schema) {
+	if sch == nil || sch.Block == nil {
+		return
 	}
+	var walk func(b *tfprotov6.SchemaBlock)
+	walk = func(b *tfprotov6.SchemaBlock) {
+		for _, nb := range b.BlockTypes {
+			blockNames.Store(nb.TypeName, true)
+			walk(nb.Block)
+		}
+	}
+	walk(sch.Block)
+}
+
+// nested says path (as AttributePath renders it) goes inside a nested
+// attribute, where Terraform cannot quote the line: a step before the last
+// that is not a block, such as pod_template.containers[0].image or
+// network_policy.ingress[0], but not labels["a.b"], timeouts.create or
+// kubernetes.exec.command.
+func nested(path string) bool {
+	var steps []string
+	var cur strings.Builder
 	depth := 0
 	for _, r := range path {
-		switch r {
-		case '[':
+		switch {
+		case r == '[':
 			depth++
-		case ']':
+		case r == ']':
 			depth--
-		case '.':
-			if depth == 0 {
-				return true
-			}
+		case r == '.' && depth == 0:
+			steps = append(steps, cur.String())
+			cur.Reset()
+			continue
+		}
+		if depth == 0 && r != ']' {
+			cur.WriteRune(r)
+		}
+	}
+	for _, st := range steps {
+		if _, ok := blockNames.Load(st); !ok {
+			return true
 		}
 	}
 	return false
