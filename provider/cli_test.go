@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 )
 
 // These tests run the real terraform CLI against the real provider binary
@@ -61,6 +63,12 @@ func providerBinaryDir(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 {
+		if err := (pt.Coverage{Provider: New("test"), ProviderSchema: true, Sources: []string{"."}}).Check(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
 	if buildDir != "" {
 		_ = os.RemoveAll(buildDir)
 	}

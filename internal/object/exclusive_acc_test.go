@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -17,9 +19,12 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Sources: []string{"."}}.Check)
+}
 
 var templateKind = object.Kind{GVR: sandboxapi.SandboxTemplateGVR, Kind: extv1beta1.SandboxTemplateKind, ResourceType: "agentsandbox_sandbox_template"}
 

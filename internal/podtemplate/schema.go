@@ -265,7 +265,7 @@ func envAttributes() map[string]schema.Attribute {
 				"key": schema.StringAttribute{
 					Required:            true,
 					MarkdownDescription: "Key within the " + what + ".",
-					Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					Validators:          []validator.String{validators.ConfigMapKey()},
 				},
 				"optional": schema.BoolAttribute{
 					Optional:            true,
@@ -296,8 +296,8 @@ func envAttributes() map[string]schema.Attribute {
 					Attributes: map[string]schema.Attribute{
 						"field_path": schema.StringAttribute{
 							Required:            true,
-							MarkdownDescription: "Path of the field, e.g. `status.podIP`.",
-							Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+							MarkdownDescription: "Path of the field, e.g. `status.podIP`, `spec.nodeName` or `metadata.labels['app']`.",
+							Validators:          []validator.String{validators.EnvFieldPath()},
 						},
 						"api_version": schema.StringAttribute{
 							Optional:            true,
@@ -468,7 +468,7 @@ func volumeAttributes() map[string]schema.Attribute {
 			"key": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Key to project.",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				Validators:          []validator.String{validators.ConfigMapKey()},
 			},
 			"path": schema.StringAttribute{
 				Required:            true,

@@ -38,6 +38,39 @@ func QualifiedName() validator.String {
 	return stringCheck{summary: "Invalid key", desc: "must be a qualified name such as app or example.com/app", check: k8svalidation.IsQualifiedName}
 }
 
+// ConfigMapKey accepts a key of a ConfigMap or Secret (what a key
+// reference or a projected item names): letters, digits, '-', '_' and
+// '.', at most 253 characters, not "." or "..".
+func ConfigMapKey() validator.String {
+	return stringCheck{summary: "Invalid key", desc: "must be a ConfigMap or Secret key (letters, digits, '-', '_' and '.', at most 253 characters)", check: k8svalidation.IsConfigMapKey}
+}
+
+// envFieldPaths are the pod fields an environment variable can take
+// (Kubernetes' validEnvDownwardAPIFieldPathExpressions, pkg/apis/core/
+// validation), besides one label or annotation.
+var envFieldPaths = []string{"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+	"spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"}
+
+// EnvFieldPath accepts the field_path of an environment variable's
+// field_ref: one of envFieldPaths, or metadata.labels['key'] or
+// metadata.annotations['key'].
+func EnvFieldPath() validator.String {
+	desc := "must be one of " + strings.Join(envFieldPaths, ", ") + ", or metadata.labels['<key>'] or metadata.annotations['<key>']"
+	return Check{Summary: "Unsupported field path", Desc: desc, Problem: func(s string) string {
+		if slices.Contains(envFieldPaths, s) {
+			return ""
+		}
+		for _, prefix := range []string{"metadata.labels['", "metadata.annotations['"} {
+			if key, ok := strings.CutPrefix(s, prefix); ok && strings.HasSuffix(key, "']") &&
+				len(k8svalidation.IsQualifiedName(strings.TrimSuffix(key, "']"))) == 0 {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%q is not a pod field an environment variable can take: the field path %s "+
+			"(the API server refuses any other).", s, desc)
+	}}
+}
+
 // Labels validates a map of labels: keys are qualified names, values label
 // values, and no key may use a reserved prefix (a key owned by a controller,
 // which would otherwise fight with it).

@@ -60,6 +60,7 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("no label domains", c("allowed_label_domains", []any{}), "allowed_label_domains", "at least 1"),
 		pt.Refused("label domains without the extensions", c("allowed_label_domains", []any{"example.com"}, "extensions", false),
 			"allowed_label_domains", "extensions = false", "agent-sandbox-config"),
+		pt.Refused("extensions = false with an own manifest", c("manifest", "kind: x", "extensions", false), "extensions", "release assets"),
 		pt.Refused("manifest and manifest_url", c("manifest", "kind: x", "manifest_url", "https://example.com/x.yaml"), "manifest", "manifest_url"),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, typ, cases)

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
@@ -31,9 +33,25 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_controller"},
+		Sources: []string{".", "../../tfvalues", "../../nestedattr"},
+		Exempt: map[string]string{
+			// Made while preparing the manifest, once it is read or
+			// downloaded (plan and apply): the tests below give a real
+			// source and run Terraform or prepare itself.
+			"Manifest checksum mismatch":                 "TestAccController_wrongChecksumRefusedBeforeAnyRequest: needs the manifest's bytes",
+			"Invalid agent-sandbox manifest":             "TestAccController_sourceErrorsNameTheSource: needs a served manifest",
+			"Manifest with unresolved ko:// images":      "TestKoPlaceholderRefusedBeforeApply: needs the manifest's objects",
+			"Cannot rewrite images":                      "TestPrepareRefusesWhatItCannotChange: needs the manifest's objects",
+			"Cannot apply the controller settings":       "TestPrepareRefusesWhatItCannotChange: needs the manifest's objects",
+			"Cannot configure the allowed label domains": "TestAccController_allowedLabelDomainsNeedTheMount: needs the manifest's objects",
+			"Manifest changed since the plan":            "TestApplyRefusesAManifestChangedSincePlan: made at apply, when the source changed after the plan",
+		}}.Check)
+}
 
 const (
 	resourceAddr   = "agentsandbox_controller.test"

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 )
@@ -76,6 +78,63 @@ func TestKoPlaceholderRefusedBeforeApply(t *testing.T) {
 	_, diags := prepare(context.Background(), m)
 	if !diags.HasError() || diags.Errors()[0].Summary() != "Manifest with unresolved ko:// images" ||
 		!strings.Contains(diags.Errors()[0].Detail(), "agent-sandbox-controller:v0.5.6") {
+		t.Errorf("diags = %v", diags)
+	}
+}
+
+// TestPrepareRefusesWhatItCannotChange: image_registry and the controller
+// settings change the manifest's objects; a manifest they cannot change
+// is refused while preparing, at the attribute that asked for the change.
+func TestPrepareRefusesWhatItCannotChange(t *testing.T) {
+	ctx := context.Background()
+	// A Deployment whose pod spec is not an object: no image to rewrite.
+	m := controllerModelFor(map[string]string{"version": "v0.5.6", "image_registry": "mirror.example.com/k8s", "manifest": `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: agent-sandbox-controller, namespace: agent-sandbox-system}
+spec: {template: {spec: "not an object"}}
+`})
+	_, diags := prepare(ctx, m)
+	if !diags.HasError() || diags.Errors()[0].Summary() != "Cannot rewrite images" || diags.Errors()[0].Detail() == "" {
+		t.Errorf("image_registry over a broken Deployment: %v", diags)
+	}
+
+	// Controller settings with no controller Deployment to set them on.
+	m = controllerModelFor(map[string]string{"version": "v0.5.6", "manifest": `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: x, namespace: agent-sandbox-system}
+`})
+	attrs := map[string]attr.Value{}
+	for k, typ := range controllerObjectType.AttrTypes {
+		v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs[k] = v
+	}
+	attrs["replicas"] = types.Int64Value(2)
+	obj, d := types.ObjectValue(controllerObjectType.AttrTypes, attrs)
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	m.Controller = obj
+	_, diags = prepare(ctx, m)
+	if !diags.HasError() || diags.Errors()[0].Summary() != "Cannot apply the controller settings" ||
+		!strings.Contains(diags.Errors()[0].Detail(), "no Deployment named") {
+		t.Errorf("controller settings without a Deployment: %v", diags)
+	}
+}
+
+// TestApplyRefusesAManifestChangedSincePlan: the manifest's digest at
+// apply must be the one the plan showed; another is refused before any
+// request (the resource here has no cluster to send one to).
+func TestApplyRefusesAManifestChangedSincePlan(t *testing.T) {
+	m := controllerModelFor(map[string]string{"version": "v0.5.6", "manifest": "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"})
+	m.AppliedManifestSHA256 = types.StringValue(strings.Repeat("0", 64))
+	_, diags := (&controllerResource{}).apply(context.Background(), m, nil, "")
+	if !diags.HasError() || diags.Errors()[0].Summary() != "Manifest changed since the plan" ||
+		!strings.Contains(diags.Errors()[0].Detail(), strings.Repeat("0", 64)) {
 		t.Errorf("diags = %v", diags)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"google.golang.org/api/container/v1"
@@ -13,6 +15,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
 // The end-to-end test of the family (a node pool and a SandboxTemplate in
@@ -27,6 +30,13 @@ func TestMain(m *testing.M) {
 	cleanup := emutest.Isolate()
 	emutest.FastGKEClient()
 	code := m.Run()
+	if code == 0 {
+		if err := (pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_gke_node_pool", "agentsandbox_gke_addon"},
+			DataSources: []string{"agentsandbox_gke_cluster"}, Sources: []string{"."}}).Check(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
 	cleanup()
 	os.Exit(code)
 }

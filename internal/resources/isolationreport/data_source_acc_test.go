@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -25,9 +27,13 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/isolationreport"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), DataSources: []string{"agentsandbox_isolation_report"},
+		Sources: []string{"."}}.Check)
+}
 
 const dsAddress = "data.agentsandbox_isolation_report.all"
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,9 +21,13 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_network_policy"}, DataSources: []string{"agentsandbox_network_policy"},
+		Sources: []string{".", "../../netrules"}}.Check)
+}
 
 var fam = acctest.Family{ResourceType: networkpolicy.ResourceType, GVR: networkpolicy.Kind.GVR}
 

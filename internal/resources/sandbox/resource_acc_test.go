@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,11 +21,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandbox"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_sandbox"}, DataSources: []string{"agentsandbox_sandbox"},
+		Delegated: []pt.Delegation{{Attributes: map[string]any{"pod_template": podtemplate.Attribute()}, By: "internal/podtemplate"}},
+		Sources:   []string{".", "../../blueprint"}}.Check)
+}
 
 var fam = acctest.Family{ResourceType: sandbox.ResourceType, GVR: sandbox.Kind.GVR}
 

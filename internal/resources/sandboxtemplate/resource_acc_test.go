@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,12 +21,22 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/sandboxtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_sandbox_template"}, DataSources: []string{"agentsandbox_sandbox_template"},
+		Delegated: []pt.Delegation{
+			{Attributes: map[string]any{"pod_template": podtemplate.Attribute()}, By: "internal/podtemplate"},
+			{Prefix: "network_policy", Attributes: netrules.Attributes(), By: "internal/resources/networkpolicy"},
+		},
+		Sources: []string{"."}}.Check)
+}
 
 var fam = acctest.Family{ResourceType: sandboxtemplate.ResourceType, GVR: sandboxtemplate.Kind.GVR}
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
+
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -24,9 +26,13 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/warmpool"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_warm_pool"}, DataSources: []string{"agentsandbox_warm_pool"},
+		Sources: []string{"."}}.Check)
+}
 
 var fam = acctest.Family{ResourceType: warmpool.ResourceType, GVR: warmpool.Kind.GVR}
 

@@ -78,10 +78,23 @@ const envTfAcc = "TF_ACC"
 // AGENTSANDBOX_TESTENV_RUN), it installs the CRDs there and runs the
 // stand-in controller, again like the testenv command. Inside the testenv
 // command, and without TF_ACC, it just runs the tests.
-func Main(m *testing.M) {
+//
+// after runs once the tests passed (say, protocoltest.Coverage.Check); an
+// error it returns fails the package.
+func Main(m *testing.M, after ...func() error) {
 	// First: in the watchdog child of this test binary this never returns.
 	testenv.RunWatchdogIfRequested()
-	os.Exit(runMain(m))
+	code := runMain(m)
+	for _, f := range after {
+		if code != 0 {
+			break
+		}
+		if err := f(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 func runMain(m *testing.M) int {

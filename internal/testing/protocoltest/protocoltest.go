@@ -248,7 +248,7 @@ func (s *Server) ValidateResource(t testing.TB, typeName string, cfg map[string]
 			s.FastDelegated++
 		}
 	}
-	return resp.Diagnostics
+	return observe("resource", typeName, resp.Diagnostics)
 }
 
 // DiffDiagnostics compares two lists of diagnostics as multisets
@@ -291,7 +291,7 @@ func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Diagnostics
+	return observe("data", typeName, resp.Diagnostics)
 }
 
 // Plan plans a new object of the resource typeName from cfg (no prior
@@ -313,6 +313,7 @@ func (s *Server) Plan(t testing.TB, typeName string, cfg map[string]any) (tftype
 	if err != nil {
 		t.Fatal(err)
 	}
+	observe("resource", typeName, resp.Diagnostics)
 	if resp.PlannedState == nil {
 		return tftypes.NewValue(typ, nil), resp.Diagnostics
 	}

@@ -56,7 +56,7 @@ func (s *Server) ValidateProvider(t testing.TB, cfg map[string]any) []*tfprotov6
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Diagnostics
+	return observe("provider", "", resp.Diagnostics)
 }
 
 // ConfigureProvider returns the diagnostics of ConfigureProvider for cfg
@@ -78,7 +78,7 @@ func (s *Server) ConfigureProvider(t testing.TB, cfg map[string]any) []*tfprotov
 			t.Fatal(err)
 		}
 	}
-	return resp.Diagnostics
+	return observe("provider", "", resp.Diagnostics)
 }
 
 // ExpectProviderRefused requires each provider configuration to be refused
@@ -138,7 +138,7 @@ func (s *Server) ImportThenPlan(t testing.TB, typeName, id string, cfg map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Diagnostics
+	return observe("resource", typeName, resp.Diagnostics)
 }
 
 // ImportThenRead imports id into the resource typeName and reads it, as
