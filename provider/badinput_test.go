@@ -72,6 +72,8 @@ func TestProviderBadInputRefusedAtValidate(t *testing.T) {
 		pt.Refused("proxy without scheme", kubeBlock(map[string]any{"proxy_url": "proxy:3128"}), "kubernetes.proxy_url", "scheme"),
 		pt.Refused("proxy with ftp", kubeBlock(map[string]any{"proxy_url": "ftp://proxy:21"}), "kubernetes.proxy_url", "socks5"),
 		pt.Refused("empty kubeconfig path", kubeBlock(map[string]any{"config_path": " "}), "kubernetes.config_path", "empty"),
+		pt.Refused("exec and gke_cluster", kubeBlock(map[string]any{"gke_cluster": "projects/p/locations/l/clusters/c",
+			"exec": map[string]any{"command": "gke-gcloud-auth-plugin", "api_version": v1}}), "kubernetes.gke_cluster", "remove the exec block or gke_cluster"),
 		pt.Refused("exec without command", exec(map[string]any{"api_version": v1}), "kubernetes.exec.command", "command"),
 		pt.Refused("exec without api_version", exec(map[string]any{"command": "gke-gcloud-auth-plugin"}), "kubernetes.exec.api_version", "api_version"),
 		pt.Refused("exec api_version v1", exec(map[string]any{"command": "x", "api_version": "v1"}), "kubernetes.exec.api_version", "client.authentication.k8s.io/v1"),
@@ -162,4 +164,23 @@ current-context: dev
 			t.Error(pt.Describe(diags))
 		}
 	})
+}
+
+// TestProviderEnvironmentCheckedAtConfigure: a boolean environment
+// variable that is not a boolean is refused when the provider is
+// configured, at the attribute it stands in for, naming the variable.
+func TestProviderEnvironmentCheckedAtConfigure(t *testing.T) {
+	for attr, name := range map[string]string{"insecure": "KUBE_INSECURE", "allow_credentials_over_http": "KUBE_ALLOW_CREDENTIALS_OVER_HTTP"} {
+		t.Run(name, func(t *testing.T) {
+			s := pt.New(t, func() fwprovider.Provider {
+				return &agentSandboxProvider{version: "test", lookupEnv: func(k string) (string, bool) {
+					if k == name {
+						return "yes please", true
+					}
+					return "", false
+				}}
+			})
+			pt.ExpectErrorAt(t, s.ConfigureProvider(t, map[string]any{}), "kubernetes."+attr, "Invalid "+name, "yes please")
+		})
+	}
 }

@@ -60,6 +60,9 @@ func containerRows() []struct {
 			"security_context.seccomp_profile.localhost_profile"},
 		{"relative mount path", "volume_mounts", mount(map[string]any{"mount_path": "data"}), "volume_mounts[0].mount_path"},
 		{"mount of no volume", "volume_mounts", mount(map[string]any{"name": "nope"}), "volume_mounts[0].name"},
+		{"mount name in capitals", "volume_mounts", mount(map[string]any{"name": "Data"}), "volume_mounts[0].name"},
+		{"empty Localhost profile", "security_context", map[string]any{"seccomp_profile": map[string]any{"type": "Localhost", "localhost_profile": ""}},
+			"security_context.seccomp_profile.localhost_profile"},
 		{"sub path out of the volume", "volume_mounts", mount(map[string]any{"sub_path": "../etc"}), "volume_mounts[0].sub_path"},
 		{"empty working dir", "working_dir", "", "working_dir"},
 	}
@@ -121,9 +124,11 @@ func nestedRows() []badCase {
 		for _, probe := range []string{"liveness_probe", "readiness_probe", "startup_probe"} {
 			for _, r := range probeRows() {
 				if r.at == "success_threshold" && probe != "readiness_probe" {
-					// Liveness and startup probes allow only 1: the
-					// same row is refused with that reason.
-					r.name, r.set = "success threshold 2", map[string]any{"tcp_socket": map[string]any{"port": 80}, "success_threshold": 2}
+					// Liveness and startup probes allow only 1: 0 is
+					// refused for both reasons, 2 for that one.
+					out = append(out, badCase{pl.name + " " + probe + ": success threshold 2",
+						pl.put(probe, map[string]any{"tcp_socket": map[string]any{"port": 80}, "success_threshold": 2}),
+						[]string{pl.at + "." + probe + "." + r.at}})
 				}
 				out = append(out, badCase{pl.name + " " + probe + ": " + r.name, pl.put(probe, r.set),
 					[]string{pl.at + "." + probe + "." + r.at}})
@@ -171,6 +176,11 @@ func nestedRows() []badCase {
 		{"negative pod group", set("security_context", map[string]any{"run_as_group": -1}), []string{"pod_template.security_context.run_as_group"}},
 		{"negative supplemental group", set("security_context", map[string]any{"supplemental_groups": []any{-1}}),
 			[]string{"pod_template.security_context.supplemental_groups[0]"}},
+		{"init container name in capitals", sets("init_containers", []any{container("Setup")}), []string{"pod_template.init_containers[0].name"}},
+		{"empty pod Localhost profile", set("security_context", map[string]any{"seccomp_profile": map[string]any{"type": "Localhost", "localhost_profile": ""}}),
+			[]string{"pod_template.security_context.seccomp_profile.localhost_profile"}},
+		{"toleration value with a space", set("tolerations", []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "ai agents"}}),
+			[]string{"pod_template.tolerations[0].value"}},
 		{"toleration key with a space", set("tolerations", []any{map[string]any{"key": "a key", "operator": "Exists"}}), []string{"pod_template.tolerations[0].key"}},
 		{"config map item key with a space", vol(map[string]any{"config_map": map[string]any{"name": "c", "items": items(map[string]any{"key": "a key", "path": "p"})}}),
 			[]string{"pod_template.volumes[0].config_map.items[0].key"}},

@@ -64,12 +64,22 @@ func TestNodePoolValidationPaths(t *testing.T) {
 		{"negative node count", `"node_count": -1`, "node_count", "at least 0"},
 		{"max above 1000", `"autoscaling": {"max_node_count": 1001}`, "autoscaling.max_node_count", "between 1 and 1000"},
 		{"bad location policy", `"autoscaling": {"max_node_count": 3, "location_policy": "NEAREST"}`, "autoscaling.location_policy", "must be one of"},
+		{"negative min", `"autoscaling": {"min_node_count": -1, "max_node_count": 3}`, "autoscaling.min_node_count", "at least 0"},
+		{"total max of 0", `"autoscaling": {"total_max_node_count": 0}`, "autoscaling.total_max_node_count", "at least 1"},
+		{"negative total min", `"autoscaling": {"total_min_node_count": -1, "total_max_node_count": 3}`, "autoscaling.total_min_node_count", "at least 0"},
+		{"taint value with a space", `"taints": [{"key": "dedicated", "value": "ai agents", "effect": "NO_SCHEDULE"}]`, "taints[0].value", "label value"},
+		{"negative max unavailable", `"upgrade_settings": {"max_surge": 1, "max_unavailable": -1}`, "upgrade_settings.max_unavailable", "at least 0"},
 	} {
 		// Later keys win in the JSON decoder's map, so a case may
 		// override a base attribute.
 		cases = append(cases, pt.Refused(tc.name, config(t, "{"+base+", "+tc.json+"}"), tc.path, tc.detail))
 	}
 	server.ExpectRefused(t, nodePoolType, cases)
+
+	// With no project anywhere (none in the configuration, no provider
+	// gke.project, nothing in state) the plan says where to set one.
+	_, planDiags := server.Plan(t, nodePoolType, config(t, "{"+base+"}"))
+	pt.ExpectErrorAt(t, planDiags, "project", "No GKE project", "gke.project")
 
 	// And a good configuration passes.
 	diags := server.ValidateResource(t, nodePoolType, config(t, `{`+base+`, "autoscaling": {"min_node_count": 0, "max_node_count": 3},

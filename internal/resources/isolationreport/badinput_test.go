@@ -36,6 +36,9 @@ func TestBadInput(t *testing.T) {
 		}
 		return cfg(map[string]any{"destinations": l})
 	}
+	srcs := func(ds ...map[string]any) map[string]any {
+		return cfg(map[string]any{"sources": dests(ds...)["destinations"]})
+	}
 	cases := []pt.BadInput{
 		pt.Refused("no namespace", map[string]any{}, "namespace"),
 		pt.Refused("namespace with a slash", cfg(map[string]any{"namespace": "a/b"}), "namespace"),
@@ -53,6 +56,16 @@ func TestBadInput(t *testing.T) {
 		pt.Refused("address and namespace", dests(dest(map[string]any{"namespace": "kube-system"})), "destinations[0].namespace", "not both"),
 		pt.Refused("labels on an address", dests(dest(map[string]any{"labels": map[string]any{"app": "x"}})), "destinations[0].labels"),
 		pt.Refused("bad label key", dests(dest(map[string]any{"address": nil, "namespace": "kube-system", "labels": map[string]any{"a b": "x"}})), `destinations[0].labels["a b"]`, "label key"),
+		// sources are written like destinations and refused the same way.
+		pt.Refused("source address a host name", srcs(dest(map[string]any{"name": "router", "address": "router.local"})), "sources[0].address", "IP address"),
+		pt.Refused("source namespace in capitals", srcs(dest(map[string]any{"name": "router", "address": nil, "namespace": "Agent-Sandbox-System"})), "sources[0].namespace"),
+		pt.Refused("source labels on an address", srcs(dest(map[string]any{"name": "router", "labels": map[string]any{"app": "sandbox-router"}})), "sources[0].labels"),
+		pt.Refused("source name in capitals", srcs(dest(map[string]any{"name": "Router"})), "sources[0].name"),
+		pt.Refused("source label value with a space", srcs(dest(map[string]any{"name": "router", "address": nil, "namespace": "agent-sandbox-system",
+			"labels": map[string]any{"app": "sandbox router"}})), `sources[0].labels["app"]`, "label value"),
+		pt.Refused("destination namespace with _", dests(dest(map[string]any{"address": nil, "namespace": "kube_system"})), "destinations[0].namespace"),
+		pt.Refused("source port negative", srcs(dest(map[string]any{"name": "router", "port": -1})), "sources[0].port"),
+		pt.Refused("source protocol HTTP", srcs(dest(map[string]any{"name": "router", "protocol": "HTTP"})), "sources[0].protocol"),
 	}
 	s := pt.New(t, provider.New("test"))
 	for _, tc := range cases {

@@ -63,6 +63,10 @@ func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 			"volume_claim_templates[0].storage_class_name", `"Fast_SSD"`),
 		protocoltest.Refused("unknown volume mode", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"volume_mode": "Raw"})}}),
 			"volume_claim_templates[0].volume_mode", `"Raw"`),
+		protocoltest.Refused("claim label value with a space", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"labels": map[string]any{"tier": "fast disk"}})}}),
+			`volume_claim_templates[0].labels["tier"]`, `"fast disk"`),
+		protocoltest.Refused("claim annotation key with two slashes", base(map[string]any{"volume_claim_templates": []any{claim(map[string]any{"annotations": map[string]any{"a/b/c": "x"}})}}),
+			`volume_claim_templates[0].annotations["a/b/c"]`, `"a/b/c"`),
 		protocoltest.Refused("empty claim list", base(map[string]any{"volume_claim_templates": []any{}}), "volume_claim_templates", "at least 1"),
 		protocoltest.Refused("bad cpu limit", base(map[string]any{"pod_template": map[string]any{"containers": []any{protocoltest.Container(map[string]any{
 			"resources": map[string]any{"limits": map[string]any{"cpu": "1Gx", "memory": "1Gi"}}})}}}),
@@ -80,6 +84,26 @@ func TestBadInputFailsAtPlanWithItsPath(t *testing.T) {
 			t.Errorf("planning sent %d requests", n)
 		}
 	})
+}
+
+// A running sandbox whose image changes is updated in place, but its pod
+// keeps the old image until it is recreated: the plan says so at
+// pod_template, and says nothing when only the pod's labels change.
+func TestPlanWarnsThatARunningPodKeepsItsSpec(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	created, diags := s.Plan(t, sandbox.ResourceType, base(nil))
+	if len(diags) > 0 {
+		t.Fatalf("planning the base: %s", protocoltest.Describe(diags))
+	}
+	prior := protocoltest.Settled(t, created)
+	_, diags = s.PlanUpdate(t, sandbox.ResourceType, prior, base(map[string]any{"pod_template": map[string]any{
+		"containers": []any{protocoltest.Container(map[string]any{"image": "python:3.14"})}}}))
+	protocoltest.ExpectWarningAt(t, diags, "pod_template", "Running pod keeps its current spec", `operating_mode = "Suspended"`)
+	_, diags = s.PlanUpdate(t, sandbox.ResourceType, prior, base(map[string]any{"pod_template": map[string]any{
+		"labels": map[string]any{"team": "b"}, "containers": []any{protocoltest.Container(nil)}}}))
+	if len(diags) > 0 {
+		t.Errorf("a label change reaches the running pod, yet the plan said: %s", protocoltest.Describe(diags))
+	}
 }
 
 func TestGoodInputPasses(t *testing.T) {

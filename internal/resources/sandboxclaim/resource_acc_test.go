@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+
 	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -31,7 +33,10 @@ import (
 
 func TestMain(m *testing.M) {
 	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_sandbox_claim"}, DataSources: []string{"agentsandbox_sandbox_claim"},
-		Sources: []string{"."}}.Check)
+		Delegated: []pt.Delegation{{Attributes: map[string]any{"volume_claim_templates": blueprint.VolumeClaimTemplatesAttribute("")}, By: "internal/resources/sandbox"}},
+		Sources:   []string{"."},
+		Exempt: map[string]string{"Pod label domain not allowed by the controller": "../controller.TestAccController_claimLabelDomains: " +
+			"the check reads the installed controller's --allowed-label-domains, so it needs a cluster with the controller applied"}}.Check)
 }
 
 var fam = acctest.Family{ResourceType: sandboxclaim.ResourceType, GVR: sandboxclaim.Kind.GVR}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+
 	pt "github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/protocoltest"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -34,6 +36,7 @@ func TestMain(m *testing.M) {
 		Delegated: []pt.Delegation{
 			{Attributes: map[string]any{"pod_template": podtemplate.Attribute()}, By: "internal/podtemplate"},
 			{Prefix: "network_policy", Attributes: netrules.Attributes(), By: "internal/resources/networkpolicy"},
+			{Attributes: map[string]any{"volume_claim_templates": blueprint.VolumeClaimTemplatesAttribute("")}, By: "internal/resources/sandbox"},
 		},
 		Sources: []string{"."}}.Check)
 }

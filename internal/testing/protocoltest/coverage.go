@@ -54,7 +54,8 @@ type Coverage struct {
 	// "resource T a.b[*].c", or a custom check's summary) to the test of
 	// this package that covers it instead and why no row through the
 	// protocol can (say, a check made after downloading a manifest):
-	// "TestName: reason". The test must exist; a check that no longer
+	// "TestName: reason", or "../dir.TestName: reason" for a test of
+	// another package. The test must exist; a check that no longer
 	// exists fails, so the list stays true.
 	Exempt map[string]string
 }
@@ -147,13 +148,18 @@ func (c Coverage) Check() error {
 	if partialRun() {
 		return nil
 	}
+	observedMu.Lock()
+	obs := append([]observation(nil), observed...)
+	observedMu.Unlock()
+	return c.check(obs)
+}
+
+// check is Check against the observations obs.
+func (c Coverage) check(obs []observation) error {
 	checks, err := c.checks()
 	if err != nil {
 		return err
 	}
-	observedMu.Lock()
-	obs := append([]observation(nil), observed...)
-	observedMu.Unlock()
 
 	delegated := map[string]string{}
 	for _, d := range c.Delegated {
@@ -163,6 +169,14 @@ func (c Coverage) Check() error {
 				p = d.Prefix + "." + p
 			}
 			delegated[p+" "+ch.sig] = d.By
+		}
+	}
+	// A diagnostic of a custom check does not reach a validator at the
+	// same path.
+	custom := map[string]bool{}
+	for _, ch := range checks {
+		if ch.summary != "" {
+			custom[ch.summary] = true
 		}
 	}
 	var missing, stale []string
@@ -177,22 +191,30 @@ func (c Coverage) Check() error {
 			used[ch.key] = true
 			continue
 		}
-		if !ch.reached(obs) {
+		if !ch.reached(obs, custom) {
 			missing = append(missing, ch.describe())
 		}
 	}
-	tests, err := testFuncs(".")
-	if err != nil {
-		return err
-	}
+	tests := map[string]map[string]bool{}
 	for k, reason := range c.Exempt {
 		if !used[k] {
 			stale = append(stale, k)
 		}
 		name, _, _ := strings.Cut(reason, ":")
-		if !tests[name] {
-			stale = append(stale, fmt.Sprintf("%s: the reason must start with the name of a test of this package that "+
-				"covers it (\"TestX: why\"); %q is none", k, name))
+		dir, test := ".", name
+		if i := strings.LastIndex(name, "."); i > 0 {
+			dir, test = name[:i], name[i+1:]
+		}
+		if tests[dir] == nil {
+			found, err := testFuncs(dir)
+			if err != nil {
+				return err
+			}
+			tests[dir] = found
+		}
+		if !tests[dir][test] {
+			stale = append(stale, fmt.Sprintf("%s: the reason must start with the name of the test that covers it, "+
+				"of this package (\"TestX: why\") or of another directory (\"../controller.TestX: why\"); %q is none", k, name))
 		}
 	}
 	sort.Strings(missing)
@@ -235,9 +257,10 @@ func (ch check) describe() string {
 }
 
 // reached says an observed diagnostic comes from the check: for a
-// validated attribute, one of its type at its path or inside it; for a
-// custom check, one with its summary that carries an attribute path.
-func (ch check) reached(obs []observation) bool {
+// validated attribute, one of its type at its path or inside it that no
+// custom check (a summary in custom) made; for a custom check, one with its
+// summary that carries an attribute path.
+func (ch check) reached(obs []observation, custom map[string]bool) bool {
 	for _, o := range obs {
 		if ch.summary != "" {
 			if o.summary == ch.summary && o.located {
@@ -245,7 +268,7 @@ func (ch check) reached(obs []observation) bool {
 			}
 			continue
 		}
-		if o.kind != ch.kind || o.typ != ch.typ {
+		if o.kind != ch.kind || o.typ != ch.typ || custom[o.summary] {
 			continue
 		}
 		if o.path == ch.path || strings.HasPrefix(o.path, ch.path+"[") || strings.HasPrefix(o.path, ch.path+".") {

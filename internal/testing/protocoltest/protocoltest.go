@@ -294,6 +294,20 @@ func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[strin
 	return observe("data", typeName, resp.Diagnostics)
 }
 
+// ReadDataSource reads the data source typeName with cfg, as a plan or
+// apply does, returning its diagnostics. The provider must have been
+// configured (ConfigureProvider) with clients that can read.
+func (s *Server) ReadDataSource(t testing.TB, typeName string, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	resp, err := s.srv.ReadDataSource(context.Background(), &tfprotov6.ReadDataSourceRequest{
+		TypeName: typeName, Config: Dynamic(t, s.DataSourceType(t, typeName), cfg),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return observe("data", typeName, resp.Diagnostics)
+}
+
 // Plan plans a new object of the resource typeName from cfg (no prior
 // state), as the first plan of a resource does, and returns the planned
 // object (null when planning failed) and the diagnostics. Values Terraform
@@ -301,8 +315,37 @@ func (s *Server) ValidateDataSource(t testing.TB, typeName string, cfg map[strin
 // own job here too, through the framework.
 func (s *Server) Plan(t testing.TB, typeName string, cfg map[string]any) (tftypes.Value, []*tfprotov6.Diagnostic) {
 	t.Helper()
+	return s.plan(t, typeName, tftypes.NewValue(s.ResourceType(t, typeName), nil), cfg)
+}
+
+// PlanUpdate plans cfg against prior, the state an earlier apply left (an
+// earlier Plan's object passed through Settled), as every later plan of a
+// resource does, and returns what Plan returns.
+func (s *Server) PlanUpdate(t testing.TB, typeName string, prior tftypes.Value, cfg map[string]any) (tftypes.Value, []*tfprotov6.Diagnostic) {
+	t.Helper()
+	return s.plan(t, typeName, prior, cfg)
+}
+
+// Settled is a planned object as its apply would store it when the
+// provider computed nothing: every unknown value becomes null.
+func Settled(t testing.TB, planned tftypes.Value) tftypes.Value {
+	t.Helper()
+	v, err := tftypes.Transform(planned, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if !v.IsKnown() {
+			return tftypes.NewValue(v.Type(), nil), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (s *Server) plan(t testing.TB, typeName string, priorValue tftypes.Value, cfg map[string]any) (tftypes.Value, []*tfprotov6.Diagnostic) {
+	t.Helper()
 	typ := s.ResourceType(t, typeName)
-	prior, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+	prior, err := tfprotov6.NewDynamicValue(typ, priorValue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,15 +449,31 @@ func (s *Server) ExpectRefused(t *testing.T, typeName string, cases []BadInput) 
 // nestedattr).
 func ExpectErrorAt(t testing.TB, diags []*tfprotov6.Diagnostic, path string, contains ...string) {
 	t.Helper()
-	errs := Errors(diags)
-	if len(errs) == 0 {
-		t.Fatalf("no error; want one at %s", path)
+	expectAt(t, tfprotov6.DiagnosticSeverityError, diags, path, contains)
+}
+
+// ExpectWarningAt is ExpectErrorAt for a warning.
+func ExpectWarningAt(t testing.TB, diags []*tfprotov6.Diagnostic, path string, contains ...string) {
+	t.Helper()
+	expectAt(t, tfprotov6.DiagnosticSeverityWarning, diags, path, contains)
+}
+
+func expectAt(t testing.TB, severity tfprotov6.DiagnosticSeverity, diags []*tfprotov6.Diagnostic, path string, contains []string) {
+	t.Helper()
+	var found []*tfprotov6.Diagnostic
+	for _, d := range diags {
+		if d.Severity == severity {
+			found = append(found, d)
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("no %s; want one at %s; got:\n  %s", severity, path, Describe(diags))
 	}
 	if nested(path) {
 		contains = append(contains, path)
 	}
 next:
-	for _, d := range errs {
+	for _, d := range found {
 		if AttributePath(d.Attribute) != path {
 			continue
 		}
@@ -426,7 +485,7 @@ next:
 		}
 		return
 	}
-	t.Fatalf("want an error at %s mentioning %q; got:\n  %s", path, contains, Describe(errs))
+	t.Fatalf("want a %s at %s mentioning %q; got:\n  %s", severity, path, contains, Describe(found))
 }
 
 // blockNames holds the type names of every block of the schemas served

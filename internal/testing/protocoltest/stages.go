@@ -161,6 +161,7 @@ func (s *Server) ImportThenRead(t testing.TB, typeName, id string) ([]*tfprotov6
 	if err != nil {
 		t.Fatal(err)
 	}
+	observe("resource", typeName, resp.Diagnostics)
 	kept := false
 	if resp.NewState != nil {
 		v, err := resp.NewState.Unmarshal(s.ResourceType(t, typeName))
