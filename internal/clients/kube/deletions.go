@@ -53,6 +53,8 @@ type deletionWaiter struct {
 	last   *unstructured.Unstructured
 	gone   bool
 	closed bool
+	// looked: confirmAbsent is done (the wait now only listens).
+	looked bool
 }
 
 // release ends the wait (gone: the object was seen deleted).
@@ -75,7 +77,11 @@ func (c *Client) WaitDeleted(ctx context.Context, ref ObjectRef, last *unstructu
 	dw := c.deletions.join(c, ref, w)
 	defer c.deletions.leave(dw, ref.Name, w)
 
-	if err := dw.confirmAbsent(ctx, c, ref, w, &c.deletions.mu); err != nil {
+	err := dw.confirmAbsent(ctx, c, ref, w, &c.deletions.mu)
+	c.deletions.mu.Lock()
+	w.looked = true
+	c.deletions.mu.Unlock()
+	if err != nil {
 		return &WaitError{Goal: "deleted", Elapsed: time.Since(start), Failed: true,
 			Pending: []PendingObject{{Ref: ref, Reason: err.Error()}}, Err: err}
 	}
@@ -99,7 +105,7 @@ func (c *Client) WaitDeleted(ctx context.Context, ref ObjectRef, last *unstructu
 	if dw.listErr != nil {
 		reason += " (watching failed: " + dw.listErr.Error() + ")"
 	}
-	err := ctx.Err()
+	err = ctx.Err()
 	if err == nil {
 		err = context.DeadlineExceeded
 	}
