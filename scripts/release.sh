@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # make release-snapshot: the registry release built locally, as the release
-# workflow builds it but unsigned, then checked against the registry's
-# requirements (internal/devenv/release). Environment:
+# workflow builds it (unsigned unless GPG_FINGERPRINT names a key), then
+# checked against the registry's requirements (internal/devenv/release).
+# Environment:
 #   GORELEASER         goreleaser binary (the GNUmakefile builds it from the Go module proxy)
 #   RELEASE_VERSION    the snapshot's version (default: CHANGELOG.md's newest heading)
 #   RELEASE_PLATFORMS  comma-separated os_arch list to build only those (default: every platform of .goreleaser.yml)
 #   RELEASE_DIST       output directory (default: dist)
-#   GPG_FINGERPRINT    sign SHA256SUMS with this key (default: no signature)
+#   GPG_FINGERPRINT    sign SHA256SUMS with this key through .goreleaser.yml's signs:
+#                      (default: no signature), then verify the signature against the
+#                      key's exported public key alone (make release-check does this
+#                      with a throwaway key)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${GORELEASER:?set GORELEASER to a goreleaser v2 binary (make release-snapshot builds one)}"
@@ -41,4 +45,11 @@ fi
 # Put it beside the zips, as the release page holds it.
 cp terraform-registry-manifest.json "$RELEASE_DIST/terraform-provider-agentsandbox_${RELEASE_VERSION}_manifest.json"
 echo "goreleaser built $RELEASE_DIST in $((SECONDS - t0)) s (log: $log)"
-.cache/bin/release check -dist "$RELEASE_DIST" ${RELEASE_PLATFORMS:+-platforms "$RELEASE_PLATFORMS"}
+verify=()
+if [[ -n ${GPG_FINGERPRINT:-} ]]; then
+	# The registry verifies with the public key a namespace registered, and
+	# nothing else: so does the check.
+	gpg --batch --armor --export "$GPG_FINGERPRINT" >.cache/release/signing-key.asc
+	verify=(-public-key .cache/release/signing-key.asc)
+fi
+.cache/bin/release check -dist "$RELEASE_DIST" ${RELEASE_PLATFORMS:+-platforms "$RELEASE_PLATFORMS"} "${verify[@]}"

@@ -212,6 +212,29 @@ func Check(dir string, manifest []byte, platforms []string) (*Artifacts, error) 
 	return a, nil
 }
 
+// Extra lists the files in the release directory other than the ones the
+// registry reads (the zips, SHA256SUMS, its signature and the manifest).
+// Check ignores files not named like the provider's (goreleaser's dist/
+// holds its own metadata); a release's published assets must not hold any.
+func Extra(a *Artifacts) ([]string, error) {
+	entries, err := os.ReadDir(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	base := Prefix + "_" + a.Version
+	want := map[string]bool{base + "_SHA256SUMS": true, base + "_SHA256SUMS.sig": true, base + "_manifest.json": true}
+	for _, z := range a.Zips {
+		want[z] = true
+	}
+	var extra []string
+	for _, e := range entries {
+		if !want[e.Name()] {
+			extra = append(extra, e.Name())
+		}
+	}
+	return extra, nil
+}
+
 // checkZip verifies that a platform's zip holds exactly the provider binary,
 // built for that platform.
 func checkZip(path, version, goos, goarch string) error {

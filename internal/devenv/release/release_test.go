@@ -257,3 +257,29 @@ func TestGoreleaserPlatforms(t *testing.T) {
 		t.Error("restricting to a platform the configuration does not build succeeded")
 	}
 }
+
+// A release's published assets (the release workflow checks the draft's
+// with `release check -only`) are the registry's files and nothing else.
+func TestExtra(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the fake zips hold this test's binary, assumed linux/amd64")
+	}
+	r := good()
+	r.extra = []string{Prefix + "_1.2.3_SHA256SUMS.sig"}
+	dir := r.build(t)
+	a, err := Check(dir, []byte(goodManifest), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra, err := Extra(a); err != nil || len(extra) != 0 {
+		t.Errorf("Extra of the registry's files: %v, %v", extra, err)
+	}
+	for _, f := range []string{"checksums.txt", "artifacts.json"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if extra, err := Extra(a); err != nil || !slices.Equal(extra, []string{"artifacts.json", "checksums.txt"}) {
+		t.Errorf("Extra: %v, %v; want [artifacts.json checksums.txt]", extra, err)
+	}
+}

@@ -4,7 +4,7 @@
 //
 //	release platforms [-config .goreleaser.yml]
 //	release restrict -platforms linux_amd64 [-config .goreleaser.yml] [-dist DIR] -out FILE
-//	release check [-dist dist] [-config .goreleaser.yml] [-manifest terraform-registry-manifest.json] [-platforms a,b]
+//	release check [-dist dist] [-config .goreleaser.yml] [-manifest terraform-registry-manifest.json] [-platforms a,b] [-public-key KEY.asc] [-only]
 //	release mirror [-dist dist] -dir DIR [-cli-config FILE]
 package main
 
@@ -30,14 +30,16 @@ func main() {
 	out := fs.String("out", "", "restrict: where to write the restricted configuration")
 	dir := fs.String("dir", "", "mirror: the mirror's directory")
 	cliConfig := fs.String("cli-config", "", "mirror: also write a CLI configuration installing from the mirror here")
+	publicKey := fs.String("public-key", "", "check: require SHA256SUMS.sig and verify it with gpg against this ASCII-armored public key alone")
+	only := fs.Bool("only", false, "check: -dist holds nothing but the registry's files (a release's downloaded assets), not goreleaser's other output")
 	_ = fs.Parse(os.Args[2:])
-	if err := run(os.Args[1], *dist, *config, *manifest, *platforms, *out, *dir, *cliConfig); err != nil {
+	if err := run(os.Args[1], *dist, *config, *manifest, *platforms, *out, *dir, *cliConfig, *publicKey, *only); err != nil {
 		fmt.Fprintf(os.Stderr, "release %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
 }
 
-func run(cmd, dist, config, manifest, platforms, out, dir, cliConfig string) error {
+func run(cmd, dist, config, manifest, platforms, out, dir, cliConfig, publicKey string, only bool) error {
 	var list []string
 	if platforms != "" {
 		list = strings.Split(platforms, ",")
@@ -64,11 +66,17 @@ func run(cmd, dist, config, manifest, platforms, out, dir, cliConfig string) err
 		}
 		return os.WriteFile(out, restricted, 0o644)
 	case "check":
+		// The configuration first: a release made by a wrong one can look
+		// right in dist/ (an unsigned snapshot, say) and still be refused.
+		cfg, err := os.ReadFile(config)
+		if err != nil {
+			return err
+		}
+		var problems []string
+		if err := release.CheckConfig(cfg); err != nil {
+			problems = append(problems, fmt.Sprintf("%s:\n%v", config, err))
+		}
 		if list == nil {
-			cfg, err := os.ReadFile(config)
-			if err != nil {
-				return err
-			}
 			if list, err = release.Platforms(cfg); err != nil {
 				return err
 			}
@@ -79,11 +87,38 @@ func run(cmd, dist, config, manifest, platforms, out, dir, cliConfig string) err
 		}
 		a, err := release.Check(dist, m, list)
 		if err != nil {
-			return fmt.Errorf("%s is not what the Terraform registry requires:\n%w", dist, err)
+			if a == nil {
+				return err
+			}
+			problems = append(problems, err.Error())
 		}
-		sig := "signed (" + release.Prefix + "_" + a.Version + "_SHA256SUMS.sig)"
-		if !a.Signed {
+		if only {
+			extra, err := release.Extra(a)
+			if err != nil {
+				return err
+			}
+			for _, f := range extra {
+				problems = append(problems, f+": a release asset the registry does not read")
+			}
+		}
+		sig := "signed (" + release.Prefix + "_" + a.Version + "_SHA256SUMS.sig, not verified: no -public-key)"
+		switch {
+		case publicKey != "":
+			key, err := os.ReadFile(publicKey)
+			if err != nil {
+				return err
+			}
+			s, err := release.VerifySignature(a, key)
+			if err != nil {
+				problems = append(problems, "signature: "+err.Error())
+				break
+			}
+			sig = fmt.Sprintf("signed: gpg --verify good against %s alone, %s key %s", publicKey, release.AlgoName(s.Algo), s.Primary)
+		case !a.Signed:
 			sig = "not signed (no GPG key: a snapshot)"
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("%s is not what the Terraform registry requires:\n%s", dist, strings.Join(problems, "\n"))
 		}
 		fmt.Printf("%s: %s %s, %d platforms (%s), SHA256SUMS and manifest (protocol 6.0) correct, %s\n",
 			dist, release.Prefix, a.Version, len(a.Zips), strings.Join(a.Platforms(), " "), sig)
