@@ -51,6 +51,10 @@ type agentSandboxProvider struct {
 	// (provider/server.go), which configures resources the way the
 	// framework does.
 	configured atomic.Pointer[conn.Meta]
+	// fastPath is FastPathVar as the server was built with it (server.go);
+	// the zero value (a provider served without NewProtocol6) reports
+	// nothing.
+	fastPath fastPathSetting
 }
 
 // resourceData returns what Configure handed to resources, and false
@@ -70,6 +74,7 @@ func (p *agentSandboxProvider) Schema(_ context.Context, _ provider.SchemaReques
 }
 
 func (p *agentSandboxProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	p.fastPath.report(ctx, &resp.Diagnostics)
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
@@ -84,6 +89,10 @@ func (p *agentSandboxProvider) ValidateConfig(ctx context.Context, req provider.
 // on first use (conn.Meta), so a cluster created in the same apply, whose
 // address is unknown while planning, can still be configured here.
 func (p *agentSandboxProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	p.fastPath.report(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
