@@ -89,6 +89,7 @@ func BenchmarkPlanNoChange(b *testing.B) {
 	// The server Terraform gets (with the fast path), configured as by
 	// the benchmark's provider block (settings only: nothing is
 	// contacted while planning unchanged objects).
+	b.Setenv(provider.FastPathVar, "on") // the fast path is what is measured
 	srv := provider.NewProtocol6("bench")()
 	ctx := context.Background()
 	conf, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: protocoltest.Dynamic(b, s.ProviderType(b),
@@ -234,6 +235,7 @@ func BenchmarkValidate(b *testing.B) {
 	ctx := context.Background()
 	providerCfg := protocoltest.Dynamic(b, s.ProviderType(b),
 		map[string]any{"kubernetes": map[string]any{"host": "https://127.0.0.1:1", "token": "bench"}})
+	b.Setenv(provider.FastPathVar, "on") // the fast path is what is measured
 	servers := map[string]tfprotov6.ProviderServer{
 		"framework": providerserver.NewProtocol6(provider.New("bench")())(),
 		"fastpath":  provider.NewProtocol6("bench")(),

@@ -129,6 +129,7 @@ func BenchmarkReadNoChange(b *testing.B) {
 	}
 	framework := providerserver.NewProtocol6(provider.New("bench")())()
 	configure(framework)
+	b.Setenv(provider.FastPathVar, "on") // the fast path is what is measured
 	srv := provider.NewProtocol6("bench")()
 	configure(srv)
 	for _, typeName := range []string{"agentsandbox_sandbox_template", "agentsandbox_warm_pool", "agentsandbox_network_policy"} {

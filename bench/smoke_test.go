@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/selfstats"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
 
 // TestMain lets the test binary act as the provider wrapper too: the
@@ -40,6 +43,10 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	objects := 3 * n
+	fastPathOn, err := provider.FastPath()
+	if err != nil {
+		t.Fatal(err)
+	}
 	phases := map[string]bool{}
 	for _, r := range res.Runs {
 		phases[r.Provider+" "+r.Phase] = true
@@ -76,6 +83,18 @@ func TestSmoke(t *testing.T) {
 				writes += n
 			}
 		}
+		// fastPhase names the phase for the fast path's counts below, ""
+		// (no expectation) with the fast path switched off
+		// (AGENTSANDBOX_FASTPATH=off in the environment the provider
+		// processes inherit): then nothing may reach it. The request
+		// counts after them hold either way.
+		fastPhase := r.Phase
+		if !fastPathOn {
+			fastPhase = ""
+			if f := r.FastPath; f != nil && *f != (selfstats.FastPathCounts{}) {
+				t.Errorf("%s: fast path counts %+v with the fast path off, want none", r.Phase, f)
+			}
+		}
 		// The state last written by an apply (create, update or
 		// -refresh-only) carries a read marker for every object: the next
 		// plan's refreshes and plans are all the fast path's. Under the real
@@ -88,7 +107,7 @@ func TestSmoke(t *testing.T) {
 		// extensions/controllers/sandboxtemplate_controller.go:175 at v1.0.3),
 		// changes the framework must read (`make bench` runs no controller).
 		// The network policies must be the fast path's there too.
-		switch r.Phase {
+		switch fastPhase {
 		case "plan", "plan after refresh", "plan after update":
 			changed := int64(0)
 			if r.Phase == "plan" {
@@ -107,7 +126,7 @@ func TestSmoke(t *testing.T) {
 		// it sent the apply. Not the templates and pools the stand-in
 		// controller changed after the create (see above): their refresh
 		// is a new state, marked by the read without a configuration.
-		switch r.Phase {
+		switch fastPhase {
 		case "plan -refresh=false", "plan after update":
 			if f := r.FastPath; f == nil || f.PlansByMarker != int64(objects) {
 				t.Errorf("%s: fast path counts %+v, want every plan (%d) answered from the apply's plan marker", r.Phase, f, objects)
@@ -129,7 +148,7 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("destroy: fast path counts %+v, want every destroy's plan (%d) answered by the fast path", f, objects)
 			}
 		}
-		switch r.Phase {
+		switch fastPhase {
 		case "apply", "update":
 			if f := r.FastPath; f == nil || f.AppliesMarked != int64(objects) || f.AppliesUnmarked != 0 {
 				t.Errorf("%s: fast path counts %+v, want every create or update (%d) marked", r.Phase, f, objects)

@@ -53,6 +53,10 @@ func newReadServers(t *testing.T, s *pt.Server, fieldManager string) readServers
 		cfg["field_manager"] = fieldManager
 	}
 	framework := providerserver.NewProtocol6(provider.New("test")())()
+	// The fast path's own tests compare it with the framework whatever
+	// the suite runs with (AGENTSANDBOX_FASTPATH=off takes it out of
+	// every other test's provider).
+	t.Setenv(provider.FastPathVar, "on")
 	srv, err := provider.NewProtocol6WithError("test")()
 	if err != nil {
 		t.Fatal(err)

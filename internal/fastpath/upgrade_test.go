@@ -136,6 +136,7 @@ func checkTranscode(t *testing.T, raw []byte, typ tftypes.Type, accepted bool) {
 func TestUpgradeResourceState_answersAsTheFramework(t *testing.T) {
 	s := pt.New(t, provider.New("test"))
 	fw := providerserver.NewProtocol6(provider.New("test")())()
+	t.Setenv(provider.FastPathVar, "on") // the fast path's test, whatever the suite runs with
 	fast, err := provider.NewProtocol6WithError("test")()
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,12 @@ const ProviderName = provider.TypeName
 // configured clients), so no command sees another's state, as with a real
 // plugin binary started per command. The process-wide request counters of
 // package kube are shared, which is what the request-cost tests read.
+//
+// The fast path's switch (provider.FastPathVar) is read by each factory
+// call, from this process's environment: AGENTSANDBOX_FASTPATH=off in the
+// environment of `go test` gives every test a provider without the fast
+// path (and FastPathEnv hands it on to the terraform commands tests run
+// themselves).
 var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	ProviderName: func() (tfprotov6.ProviderServer, error) {
 		return provider.NewProtocol6WithError("test")()
@@ -84,6 +90,16 @@ const envTfAcc = "TF_ACC"
 func Main(m *testing.M, after ...func() error) {
 	// First: in the watchdog child of this test binary this never returns.
 	testenv.RunWatchdogIfRequested()
+	// A value of the fast path's switch the provider refuses would fail
+	// every test one by one; say it once.
+	on, err := provider.FastPath()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acctest: %v\n", err)
+		os.Exit(1)
+	}
+	if !on && os.Getenv(envTfAcc) != "" {
+		fmt.Fprintf(os.Stderr, "acctest: %s=off: the provider under test has no fast path (every call is the framework's)\n", provider.FastPathVar)
+	}
 	code := runMain(m)
 	for _, f := range after {
 		if code != 0 {
@@ -218,4 +234,16 @@ func requireCluster(t testing.TB) string {
 			"or set KUBECONFIG / AGENTSANDBOX_TEST_KUBECONFIG")
 	}
 	return p
+}
+
+// FastPathEnv is the fast path's switch (provider.FastPathVar) as this
+// process's environment sets it, as NAME=VALUE for the environment of a
+// terraform command that starts a build of the provider (TFWork,
+// exampletest), so that it runs as the in-process provider does; nil when
+// the variable is not set.
+func FastPathEnv() []string {
+	if v, ok := os.LookupEnv(provider.FastPathVar); ok {
+		return []string{provider.FastPathVar + "=" + v}
+	}
+	return nil
 }

@@ -30,7 +30,8 @@ type TFWork struct {
 
 // NewTFWork builds the provider into a directory of t and returns a working
 // directory whose terraform runs use it through dev_overrides, with a clean
-// environment (nothing of the machine's KUBECONFIG or KUBE_*).
+// environment (nothing of the machine's KUBECONFIG or KUBE_*; the fast
+// path's switch, FastPathEnv, is kept).
 func NewTFWork(t *testing.T) *TFWork {
 	t.Helper()
 	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
@@ -59,13 +60,13 @@ func NewTFWork(t *testing.T) *TFWork {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	return &TFWork{t: t, bin: bin, dir: t.TempDir(), plugins: plugins, Env: []string{
+	return &TFWork{t: t, bin: bin, dir: t.TempDir(), plugins: plugins, Env: append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TF_CLI_CONFIG_FILE=" + rc,
 		"CHECKPOINT_DISABLE=1",
 		"TF_IN_AUTOMATION=1",
-	}}
+	}, FastPathEnv()...)}
 }
 
 // Provider is the path of the provider binary the runs use (to look for

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
 // The examples run through the real terraform CLI with a development build
@@ -104,7 +106,8 @@ func copyExamples(t testing.TB) string {
 
 // tfDir runs terraform in one directory with a clean environment: no
 // KUBECONFIG, KUBE_* or Google credentials of the machine may reach the
-// provider, so an example works only through what it declares.
+// provider, so an example works only through what it declares (the fast
+// path's switch, acctest.FastPathEnv, is kept).
 type tfDir struct {
 	t   testing.TB
 	bin string
@@ -115,7 +118,7 @@ type tfDir struct {
 func newTFDir(t testing.TB, dir, cliConfig string) *tfDir {
 	t.Helper()
 	home := t.TempDir()
-	return &tfDir{t: t, bin: terraformBin(t), dir: dir, env: []string{
+	d := &tfDir{t: t, bin: terraformBin(t), dir: dir, env: []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"TF_CLI_CONFIG_FILE=" + cliConfig,
@@ -125,6 +128,9 @@ func newTFDir(t testing.TB, dir, cliConfig string) *tfDir {
 		"NO_GCE_CHECK=True",
 		"GCE_METADATA_HOST=127.0.0.1:9",
 	}}
+	// The fast path's switch reaches the provider as in the other tests.
+	d.env = append(d.env, acctest.FastPathEnv()...)
+	return d
 }
 
 // run runs terraform and returns its combined output and exit status.
