@@ -133,6 +133,17 @@ func newTFDir(t testing.TB, dir, cliConfig string) *tfDir {
 	return d
 }
 
+// setEnv sets one variable of the commands' environment.
+func (d *tfDir) setEnv(name, value string) {
+	env := d.env[:0]
+	for _, kv := range d.env {
+		if !strings.HasPrefix(kv, name+"=") {
+			env = append(env, kv)
+		}
+	}
+	d.env = append(env, name+"="+value)
+}
+
 // run runs terraform and returns its combined output and exit status.
 func (d *tfDir) run(args ...string) (string, int) {
 	d.t.Helper()
