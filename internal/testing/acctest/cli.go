@@ -167,3 +167,22 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// CheckFastPathLog fails t unless the provider's log at path (written with
+// TF_LOG_PROVIDER=INFO and TF_LOG_PATH) shows the fast path on, or off, in
+// the processes that logged it (each logs it once, provider.FastPathVar)
+// and no process taking the other path.
+func CheckFastPathLog(t testing.TB, path string, on bool) {
+	t.Helper()
+	logged, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, other := "fast path in use", "fast path off"
+	if !on {
+		want, other = other, want
+	}
+	if !bytes.Contains(logged, []byte(want)) || bytes.Contains(logged, []byte(other)) {
+		t.Errorf("the provider's log (%s) does not say %q, or says %q too", path, want, other)
+	}
+}

@@ -2,7 +2,6 @@ package exampletest_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,9 +33,6 @@ var fastPathExamples = exampleDirs
 // the same stand-in, legitimately disagree on.
 var exampleRules = tfjsoncmp.Rules{
 	Tokens: map[string]string{
-		// Assigned by the API server to each new object.
-		"uid":              "uid",
-		"resource_version": "resource-version",
 		// A sandbox's pod IPs: the stand-in's nodes hand out addresses
 		// in turn, and the other run's pods had some of them.
 		"pod_ips": "pod-ip",
@@ -94,7 +90,7 @@ func TestAccExamples_fastPathOnAndOff(t *testing.T) {
 	var plans, shows int
 	for _, name := range fastPathExamples {
 		ok := t.Run(name, func(t *testing.T) {
-			runs := map[string]fastPathRun{}
+			runs := map[string]tfjsoncmp.Run{}
 			for _, mode := range []string{"on", "off"} {
 				if !t.Run(provider.FastPathVar+"="+mode, func(t *testing.T) {
 					runs[mode] = applyExampleWith(t, c, st, rc, bin, name, mode)
@@ -102,7 +98,7 @@ func TestAccExamples_fastPathOnAndOff(t *testing.T) {
 					t.FailNow() // the other run would fail on this one's leftovers
 				}
 			}
-			p, s := compareRuns(t, runs["on"], runs["off"])
+			p, s := tfjsoncmp.Compare(t, runs["on"], runs["off"], "the fast path on", "off")
 			plans += p
 			shows += s
 		})
@@ -114,66 +110,9 @@ func TestAccExamples_fastPathOnAndOff(t *testing.T) {
 		plans, shows, len(fastPathExamples))
 }
 
-// fastPathRun is what one run printed, normalised, by step, in order.
-type fastPathRun struct {
-	steps []string
-	out   map[string]string
-}
-
-func (r *fastPathRun) add(step, out string) {
-	if r.out == nil {
-		r.out = map[string]string{}
-	}
-	r.steps = append(r.steps, step)
-	r.out[step] = out
-}
-
-// compareRuns fails t for each step whose outputs differ and returns how
-// many plan streams and show outputs it compared.
-func compareRuns(t *testing.T, on, off fastPathRun) (plans, shows int) {
-	t.Helper()
-	if strings.Join(on.steps, ",") != strings.Join(off.steps, ",") {
-		t.Fatalf("the runs made different steps: %v and %v", on.steps, off.steps)
-	}
-	var keep string
-	for _, step := range on.steps {
-		if strings.Contains(step, "plan -json") {
-			plans++
-		} else {
-			shows++
-		}
-		if d := tfjsoncmp.Diff(on.out[step], off.out[step], 40); d != "" {
-			if keep == "" {
-				keep = keepOutputs(t, on, off)
-			}
-			t.Errorf("%s: the fast path on (-) and off (+) differ (both in %s):\n%s", step, keep, d)
-		}
-	}
-	return plans, shows
-}
-
-// keepOutputs writes both runs' normalised outputs into a directory that
-// outlives the test, for a failure to be looked at.
-func keepOutputs(t *testing.T, on, off fastPathRun) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fastpath-compare-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for mode, r := range map[string]fastPathRun{"on": on, "off": off} {
-		for i, step := range r.steps {
-			name := fmt.Sprintf("%02d-%s.%s.json", i, strings.NewReplacer(" ", "_", "/", "_").Replace(step), mode)
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(r.out[step]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
-}
-
 // applyExampleWith applies, checks and destroys the example name with the
 // fast path on or off, recording Terraform's JSON of every step.
-func applyExampleWith(t *testing.T, c cluster, st *demo.Stack, rc, bin, name, mode string) fastPathRun {
+func applyExampleWith(t *testing.T, c cluster, st *demo.Stack, rc, bin, name, mode string) tfjsoncmp.Run {
 	dir := filepath.Join(copyExamples(t), name)
 	tf := newTFDir(t, dir, rc)
 	tf.bin = bin
@@ -200,28 +139,28 @@ func applyExampleWith(t *testing.T, c cluster, st *demo.Stack, rc, bin, name, mo
 	}
 	tf.must("get")
 
-	var run fastPathRun
-	n := tfjsoncmp.New(exampleRules)
+	var run tfjsoncmp.Run
+	norm := tfjsoncmp.New(exampleRules)
 	// show records `terraform show -json [file]` (a saved plan, or the
 	// state without one).
 	show := func(step string, file ...string) {
 		t.Helper()
-		s, err := n.Show([]byte(tf.must(append([]string{"show", "-json"}, file...)...)))
+		s, err := norm.Show([]byte(tf.must(append([]string{"show", "-json"}, file...)...)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		run.add(step+": show -json", s)
+		run.Add(step+": show -json", s)
 	}
 	// plan records the stream of `terraform plan -json` and the saved
 	// plan's show -json, and returns the plan's file.
 	plan := func(step string, args ...string) string {
 		t.Helper()
 		file := strings.ReplaceAll(step, " ", "-") + ".tfplan"
-		s, err := n.Stream([]byte(tf.must(append([]string{"plan", "-json", "-input=false", "-out=" + file}, args...)...)))
+		s, err := norm.Stream([]byte(tf.must(append([]string{"plan", "-json", "-input=false", "-out=" + file}, args...)...)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		run.add(step+": plan -json", s)
+		run.Add(step+": plan -json", s)
 		show(step+" (saved plan)", file)
 		return file
 	}
@@ -239,17 +178,8 @@ func applyExampleWith(t *testing.T, c cluster, st *demo.Stack, rc, bin, name, mo
 	// source lists the served sandbox APIs at plan).
 	removeCRDs(t, c)
 
-	logged, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, other := "fast path in use", "fast path off"
-	if mode == "off" {
-		want, other = other, want
-	}
-	if !strings.Contains(string(logged), want) || strings.Contains(string(logged), other) {
-		t.Errorf("the provider's log (%s) does not say %q in every process", logPath, want)
-	}
+	acctest.CheckFastPathLog(t, logPath, mode == "on")
+	t.Logf("normalisations applied: %s", strings.Join(norm.Applied(), "; "))
 	return run
 }
 

@@ -43,10 +43,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Rules are the normalisations of one comparison.
@@ -85,11 +88,24 @@ var RFC3339 = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(
 type Normaliser struct {
 	rules  Rules
 	tokens map[string]map[string]string
+	// applied counts the values each normalisation changed.
+	applied map[string]int
 }
 
 // New returns the normaliser of one run.
 func New(rules Rules) *Normaliser {
-	return &Normaliser{rules: rules, tokens: map[string]map[string]string{}}
+	return &Normaliser{rules: rules, tokens: map[string]map[string]string{}, applied: map[string]int{}}
+}
+
+// Applied says how many values each normalisation changed so far, one
+// line each, sorted: the ones a comparison really needed.
+func (n *Normaliser) Applied() []string {
+	var out []string
+	for what, count := range n.applied {
+		out = append(out, fmt.Sprintf("%s: %d", what, count))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Show normalises the output of `terraform show -json` and returns it as
@@ -105,6 +121,7 @@ func (n *Normaliser) Show(raw []byte) (string, error) {
 	}
 	if _, ok := m["timestamp"]; ok {
 		m["timestamp"] = "<plan timestamp>"
+		n.applied["the plan's timestamp"]++
 	}
 	out := n.walk(v, "", true).(map[string]any)
 	if ra, ok := out["relevant_attributes"].([]any); ok {
@@ -116,7 +133,10 @@ func (n *Normaliser) Show(raw []byte) (string, error) {
 			}
 			keys[i] = string(b)
 		}
-		sort.Sort(byKey{keys, ra})
+		if !sort.IsSorted(byKey{keys, ra}) {
+			sort.Sort(byKey{keys, ra})
+			n.applied["the order of relevant_attributes"]++
+		}
 	}
 	return encode(out)
 }
@@ -137,16 +157,22 @@ func (n *Normaliser) Stream(out []byte) (string, error) {
 			return "", fmt.Errorf("plan -json: a line that is not a JSON message: %q: %w", line, err)
 		}
 		if m, ok := v.(map[string]any); ok {
-			delete(m, "@timestamp")
+			if _, ok := m["@timestamp"]; ok {
+				delete(m, "@timestamp")
+				n.applied["@timestamp of a stream message"]++
+			}
 			if h, ok := m["hook"].(map[string]any); ok {
 				if _, ok := h["elapsed_seconds"]; ok {
 					h["elapsed_seconds"] = "<elapsed>"
+					n.applied["elapsed_seconds of a hook"]++
 				}
 			}
-			if msg, ok := m["@message"].(string); ok {
+			if msg, ok := m["@message"].(string); ok && elapsed.MatchString(msg) {
 				m["@message"] = elapsed.ReplaceAllString(msg, "after <elapsed>")
+				n.applied["\"after Ns\" of a message"]++
 			}
 			if d, ok := m["diagnostic"].(map[string]any); ok && m["type"] == "diagnostic" && slices.Contains(n.rules.IgnoreDiagnostics, fmt.Sprint(d["summary"])) {
+				n.applied["ignored diagnostic "+fmt.Sprintf("%q", d["summary"])]++
 				continue
 			}
 		}
@@ -170,7 +196,13 @@ func (n *Normaliser) walk(v any, key string, numbered bool) any {
 		sort.Strings(keys) // numbering in a fixed order
 		out := make(map[string]any, len(x))
 		for _, k := range keys {
-			out[n.replace(k)] = n.walk(x[k], k, numbered)
+			nk := n.replace(k)
+			if _, dup := out[nk]; dup {
+				// Keys that differ only where a pattern replaces would
+				// hide each other: keep both, apart.
+				nk = k
+			}
+			out[nk] = n.walk(x[k], k, numbered)
 		}
 		return out
 	case []any:
@@ -181,6 +213,7 @@ func (n *Normaliser) walk(v any, key string, numbered bool) any {
 		return out
 	case string:
 		if kind, ok := n.rules.Tokens[key]; ok && x != "" {
+			n.applied["token "+kind+" (attribute "+key+")"]++
 			if !numbered {
 				return "<" + kind + ">"
 			}
@@ -208,7 +241,10 @@ func (n *Normaliser) token(kind, raw string) string {
 
 func (n *Normaliser) replace(s string) string {
 	for _, p := range n.rules.Patterns {
-		s = p.RE.ReplaceAllString(s, p.With)
+		if p.RE.MatchString(s) {
+			s = p.RE.ReplaceAllString(s, p.With)
+			n.applied["pattern "+p.RE.String()]++
+		}
 	}
 	return s
 }
@@ -298,4 +334,66 @@ func Diff(a, b string, limit int) string {
 		out = append(out, fmt.Sprintf("... %d more differing lines", shown-limit))
 	}
 	return strings.Join(out, "\n")
+}
+
+// Run is what one run printed, normalised, step by step.
+type Run struct {
+	steps []string
+	out   map[string]string
+}
+
+// Add records the normalised output of one step. A step whose name says
+// "plan -json" is a plan stream, any other a show -json.
+func (r *Run) Add(step, out string) {
+	if r.out == nil {
+		r.out = map[string]string{}
+	}
+	r.steps = append(r.steps, step)
+	r.out[step] = out
+}
+
+// Compare fails t for each step whose outputs differ between the runs a
+// (shown as "-") and b ("+"), keeping both runs' outputs in a directory
+// named in the failure, and returns how many plan streams and show
+// outputs it compared.
+func Compare(t testing.TB, a, b Run, nameA, nameB string) (plans, shows int) {
+	t.Helper()
+	if !slices.Equal(a.steps, b.steps) {
+		t.Fatalf("the runs made different steps: %v and %v", a.steps, b.steps)
+	}
+	var keep string
+	for _, step := range a.steps {
+		if strings.Contains(step, "plan -json") {
+			plans++
+		} else {
+			shows++
+		}
+		if d := Diff(a.out[step], b.out[step], 40); d != "" {
+			if keep == "" {
+				keep = keepOutputs(t, map[string]Run{nameA: a, nameB: b})
+			}
+			t.Errorf("%s: %s (-) and %s (+) differ (both runs' outputs in %s):\n%s", step, nameA, nameB, keep, d)
+		}
+	}
+	return plans, shows
+}
+
+// keepOutputs writes the runs' normalised outputs into a directory that
+// outlives the test, for a failure to be looked at.
+func keepOutputs(t testing.TB, runs map[string]Run) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tfjsoncmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := strings.NewReplacer(" ", "_", "/", "_", ":", "", "(", "", ")", "")
+	for name, r := range runs {
+		for i, step := range r.steps {
+			file := fmt.Sprintf("%02d-%s.%s.json", i, clean.Replace(step), clean.Replace(name))
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(r.out[step]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
 }
