@@ -26,7 +26,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
@@ -246,12 +245,7 @@ func write(dir string, t0 time.Time) error {
 	s.FastPath.DestroysFast = fastpath.DestroyCount()
 	s.FastPath.UpdatesFast, _ = fastpath.UpdateCounts()
 	s.FastPath.MaxCallsInFlight = fastpath.MaxCallsInFlight()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		s.UserCPU = seconds(ru.Utime)
-		s.SysCPU = seconds(ru.Stime)
-		s.MaxRSS = ru.Maxrss * 1024 // KiB on Linux
-	}
+	s.UserCPU, s.SysCPU, s.MaxRSS = rusage()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -272,10 +266,6 @@ func create(dir, name string) (*os.File, error) {
 		return nil, err
 	}
 	return os.Create(filepath.Join(dir, name))
-}
-
-func seconds(tv syscall.Timeval) float64 {
-	return float64(tv.Sec) + float64(tv.Usec)/1e6
 }
 
 func warn(err error) {
