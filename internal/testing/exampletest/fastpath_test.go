@@ -38,8 +38,6 @@ var exampleRules = tfjsoncmp.Rules{
 		"pod_ips": "pod-ip",
 	},
 	Patterns: []tfjsoncmp.Pattern{
-		// Times an object or condition was created or changed.
-		{RE: tfjsoncmp.RFC3339, With: "<time>"},
 		// The warm pools' sandboxes and pods (generateName), which the
 		// isolation report lists and a claim adopts.
 		{RE: tfjsoncmp.GeneratedName, With: "$1-<generated>"},
