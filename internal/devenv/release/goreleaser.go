@@ -181,7 +181,8 @@ func CheckConfig(config []byte) error {
 		bad("%d archives, want 1", len(c.Archives))
 	} else {
 		a := c.Archives[0]
-		if !slices.Equal(a.Formats, []string{"zip"}) && !(len(a.Formats) == 0 && a.Format == "zip") {
+		zip := slices.Equal(a.Formats, []string{"zip"}) || (len(a.Formats) == 0 && a.Format == "zip")
+		if !zip {
 			bad("archives[0] formats %v, want [zip]", a.Formats)
 		}
 		if a.NameTemplate != "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}" {

@@ -20,15 +20,10 @@ func newGnupg(t *testing.T) *gnupg {
 	if _, err := exec.LookPath("gpg"); err != nil {
 		t.Skip("gpg not installed")
 	}
-	// Short: gpg-agent's socket lives in it.
-	home, err := os.MkdirTemp("", "gpgtest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = exec.Command("gpgconf", "--homedir", home, "--kill", "all").Run()
-		_ = os.RemoveAll(home)
-	})
+	// gpg-agent's socket lives in it: stop the agent before the directory
+	// is removed (cleanups run last-registered first).
+	home := t.TempDir()
+	t.Cleanup(func() { _ = exec.Command("gpgconf", "--homedir", home, "--kill", "all").Run() })
 	if err := os.Chmod(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
