@@ -196,4 +196,3 @@ func TestFastPathSwitch_refusedValueThroughTerraform(t *testing.T) {
 		}},
 	})
 }
-
