@@ -10,6 +10,11 @@
 //     (package demo: local control plane, stand-in controller, GKE
 //     emulator, release mirror), private to this package because the
 //     examples install the controller, which is cluster-wide;
+//   - apply every example again with the fast path on and off
+//     (AGENTSANDBOX_FASTPATH, package provider) on one stand-in, with the
+//     same checks, and require Terraform's plan -json and show -json of
+//     each step to be identical (package tfjsoncmp says what is
+//     normalised);
 //   - fail when a resource or data source the provider serves has no
 //     per-resource example for the docs, or when such an example no longer
 //     validates against the schema;
