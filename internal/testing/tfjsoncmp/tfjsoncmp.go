@@ -118,7 +118,7 @@ func (n *Normaliser) Show(raw []byte) (string, error) {
 		m["timestamp"] = "<plan timestamp>"
 		n.applied["the plan's timestamp"]++
 	}
-	out := n.walk(v, "", true).(map[string]any)
+	out, _ := n.walk(v, "", true).(map[string]any) // an object stays one
 	if ra, ok := out["relevant_attributes"].([]any); ok {
 		keys := make([]string, len(ra))
 		for i, e := range ra {
@@ -377,7 +377,7 @@ func Compare(t testing.TB, a, b Run, nameA, nameB string) (plans, shows int) {
 // outlives the test, for a failure to be looked at.
 func keepOutputs(t testing.TB, runs map[string]Run) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tfjsoncmp-")
+	dir, err := os.MkdirTemp("", "tfjsoncmp-") //nolint:usetesting // it must outlive the test, to be looked at
 	if err != nil {
 		t.Fatal(err)
 	}
