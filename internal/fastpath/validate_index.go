@@ -234,16 +234,24 @@ func validatedType(t attr.Type) bool {
 // value that validates itself): the request goes to the framework.
 type bail struct{ why string }
 
-func toObject(ctx context.Context, v attr.Value) basetypes.ObjectValue {
-	ov, ok := v.(basetypes.ObjectValuable)
+// convert reads v as the framework's AttributeValidate<Kind> does: as the
+// kind's Valuable interface, converted by its To<Kind>Value. Where the
+// framework would say something (v not of the kind, conversion
+// diagnostics), it bails.
+func convert[Valuable, Value any](ctx context.Context, v attr.Value, kind string, to func(Valuable, context.Context) (Value, diag.Diagnostics)) Value {
+	vv, ok := v.(Valuable)
 	if !ok {
-		panic(bail{"not an object value"})
+		panic(bail{kind + ": value of another kind"})
 	}
-	o, d := ov.ToObjectValue(ctx)
+	cv, d := to(vv, ctx)
 	if len(d) > 0 {
-		panic(bail{"object conversion diagnostics"})
+		panic(bail{kind + ": conversion diagnostics"})
 	}
-	return o
+	return cv
+}
+
+func toObject(ctx context.Context, v attr.Value) basetypes.ObjectValue {
+	return convert(ctx, v, "object", basetypes.ObjectValuable.ToObjectValue)
 }
 
 // nestedObjectValidators runs the validators of a nested attribute's or
@@ -270,32 +278,39 @@ func objectValidators(vs []validator.Object) objectValidateFunc {
 	}
 }
 
+// kindValidators is the runner of one kind's validators vs: the value
+// converted once as the framework converts it (convert), then each
+// validator called in order with the kind's request (call) and its
+// diagnostics appended. Nil when there are none.
+func kindValidators[V, Valuable, Value any](
+	vs []V, kind string,
+	to func(Valuable, context.Context) (Value, diag.Diagnostics),
+	call func(context.Context, V, vreq, Value) diag.Diagnostics,
+) (validateFunc, bool) {
+	if len(vs) == 0 {
+		return nil, true
+	}
+	return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
+		cv := convert(ctx, v, kind, to)
+		for _, x := range vs {
+			out.Append(call(ctx, x, r, cv)...)
+		}
+	}, true
+}
+
 // attributeValidators returns the runner of an attribute's validators
 // (nil when it has none), as AttributeValidate's switch on the kind of
-// validators; false for a kind the fast path does not run.
+// validators; false for a kind the fast path does not run (Float32,
+// Int32, Dynamic).
 func attributeValidators(a schema.Attribute) (validateFunc, bool) {
 	switch a := a.(type) {
 	case interface{ BoolValidators() []validator.Bool }:
-		vs := a.BoolValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.BoolValuable)
-			if !ok {
-				panic(bail{"not a bool value"})
-			}
-			cv, d := vv.ToBoolValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"bool conversion diagnostics"})
-			}
-			req := validator.BoolRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.BoolResponse{}
-				x.ValidateBool(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.BoolValidators(), "bool", basetypes.BoolValuable.ToBoolValue,
+			func(ctx context.Context, x validator.Bool, r vreq, v basetypes.BoolValue) diag.Diagnostics {
+				var resp validator.BoolResponse
+				x.ValidateBool(ctx, validator.BoolRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface {
 		Float32Validators() []validator.Float32
 	}:
@@ -303,112 +318,42 @@ func attributeValidators(a schema.Attribute) (validateFunc, bool) {
 	case interface {
 		Float64Validators() []validator.Float64
 	}:
-		vs := a.Float64Validators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.Float64Valuable)
-			if !ok {
-				panic(bail{"not a float64 value"})
-			}
-			cv, d := vv.ToFloat64Value(ctx)
-			if len(d) > 0 {
-				panic(bail{"float64 conversion diagnostics"})
-			}
-			req := validator.Float64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.Float64Response{}
-				x.ValidateFloat64(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.Float64Validators(), "float64", basetypes.Float64Valuable.ToFloat64Value,
+			func(ctx context.Context, x validator.Float64, r vreq, v basetypes.Float64Value) diag.Diagnostics {
+				var resp validator.Float64Response
+				x.ValidateFloat64(ctx, validator.Float64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ Int32Validators() []validator.Int32 }:
 		return nil, false
 	case interface{ Int64Validators() []validator.Int64 }:
-		vs := a.Int64Validators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.Int64Valuable)
-			if !ok {
-				panic(bail{"not an int64 value"})
-			}
-			cv, d := vv.ToInt64Value(ctx)
-			if len(d) > 0 {
-				panic(bail{"int64 conversion diagnostics"})
-			}
-			req := validator.Int64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.Int64Response{}
-				x.ValidateInt64(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.Int64Validators(), "int64", basetypes.Int64Valuable.ToInt64Value,
+			func(ctx context.Context, x validator.Int64, r vreq, v basetypes.Int64Value) diag.Diagnostics {
+				var resp validator.Int64Response
+				x.ValidateInt64(ctx, validator.Int64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ ListValidators() []validator.List }:
-		vs := a.ListValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.ListValuable)
-			if !ok {
-				panic(bail{"not a list value"})
-			}
-			cv, d := vv.ToListValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"list conversion diagnostics"})
-			}
-			req := validator.ListRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.ListResponse{}
-				x.ValidateList(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.ListValidators(), "list", basetypes.ListValuable.ToListValue,
+			func(ctx context.Context, x validator.List, r vreq, v basetypes.ListValue) diag.Diagnostics {
+				var resp validator.ListResponse
+				x.ValidateList(ctx, validator.ListRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ MapValidators() []validator.Map }:
-		vs := a.MapValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.MapValuable)
-			if !ok {
-				panic(bail{"not a map value"})
-			}
-			cv, d := vv.ToMapValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"map conversion diagnostics"})
-			}
-			req := validator.MapRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.MapResponse{}
-				x.ValidateMap(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.MapValidators(), "map", basetypes.MapValuable.ToMapValue,
+			func(ctx context.Context, x validator.Map, r vreq, v basetypes.MapValue) diag.Diagnostics {
+				var resp validator.MapResponse
+				x.ValidateMap(ctx, validator.MapRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ NumberValidators() []validator.Number }:
-		vs := a.NumberValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.NumberValuable)
-			if !ok {
-				panic(bail{"not a number value"})
-			}
-			cv, d := vv.ToNumberValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"number conversion diagnostics"})
-			}
-			req := validator.NumberRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.NumberResponse{}
-				x.ValidateNumber(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.NumberValidators(), "number", basetypes.NumberValuable.ToNumberValue,
+			func(ctx context.Context, x validator.Number, r vreq, v basetypes.NumberValue) diag.Diagnostics {
+				var resp validator.NumberResponse
+				x.ValidateNumber(ctx, validator.NumberRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ ObjectValidators() []validator.Object }:
 		ov := objectValidators(a.ObjectValidators())
 		if ov == nil {
@@ -418,47 +363,19 @@ func attributeValidators(a schema.Attribute) (validateFunc, bool) {
 			ov(ctx, toObject(ctx, v), r, out)
 		}, true
 	case interface{ SetValidators() []validator.Set }:
-		vs := a.SetValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.SetValuable)
-			if !ok {
-				panic(bail{"not a set value"})
-			}
-			cv, d := vv.ToSetValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"set conversion diagnostics"})
-			}
-			req := validator.SetRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.SetResponse{}
-				x.ValidateSet(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.SetValidators(), "set", basetypes.SetValuable.ToSetValue,
+			func(ctx context.Context, x validator.Set, r vreq, v basetypes.SetValue) diag.Diagnostics {
+				var resp validator.SetResponse
+				x.ValidateSet(ctx, validator.SetRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface{ StringValidators() []validator.String }:
-		vs := a.StringValidators()
-		if len(vs) == 0 {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			vv, ok := v.(basetypes.StringValuable)
-			if !ok {
-				panic(bail{"not a string value"})
-			}
-			cv, d := vv.ToStringValue(ctx)
-			if len(d) > 0 {
-				panic(bail{"string conversion diagnostics"})
-			}
-			req := validator.StringRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: cv, Path: r.path, PathExpression: r.expr}
-			for _, x := range vs {
-				resp := &validator.StringResponse{}
-				x.ValidateString(ctx, req, resp)
-				out.Append(resp.Diagnostics...)
-			}
-		}, true
+		return kindValidators(a.StringValidators(), "string", basetypes.StringValuable.ToStringValue,
+			func(ctx context.Context, x validator.String, r vreq, v basetypes.StringValue) diag.Diagnostics {
+				var resp validator.StringResponse
+				x.ValidateString(ctx, validator.StringRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
+				return resp.Diagnostics
+			})
 	case interface {
 		DynamicValidators() []validator.Dynamic
 	}:
