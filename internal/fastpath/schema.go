@@ -119,7 +119,34 @@ const (
 	nestSingle
 	nestList
 	nestMap
+	nestSet
 )
+
+// nested is what the schema walkers read of a nested attribute: its
+// nesting, its object's attributes, the plan modifiers of its object (a
+// single nested attribute's own) and the object whose validators the
+// framework runs (GetNestedObject).
+type nested struct {
+	nesting   int
+	attrs     map[string]schema.Attribute
+	modifiers any
+	object    any
+}
+
+// nestedOf returns what a nested attribute nests; false for any other.
+func nestedOf(a schema.Attribute) (nested, bool) {
+	switch a := a.(type) {
+	case schema.SingleNestedAttribute:
+		return nested{nestSingle, a.Attributes, a.PlanModifiers, a.GetNestedObject()}, true
+	case schema.ListNestedAttribute:
+		return nested{nestList, a.NestedObject.Attributes, a.NestedObject.PlanModifiers, a.GetNestedObject()}, true
+	case schema.MapNestedAttribute:
+		return nested{nestMap, a.NestedObject.Attributes, a.NestedObject.PlanModifiers, a.GetNestedObject()}, true
+	case schema.SetNestedAttribute:
+		return nested{nestSet, a.NestedObject.Attributes, a.NestedObject.PlanModifiers, a.GetNestedObject()}, true
+	}
+	return nested{}, false
+}
 
 // node is an attribute with a default at or below it.
 type node struct {
@@ -159,8 +186,7 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	ti.createOK = ti.createWhy == ""
 	ti.update, ti.updateWhy = updateIndex(sresp.Schema, ti.createWhy)
 	w := walker{ctx: ctx}
-	ti.defaults = w.attributes(sresp.Schema.Attributes, "")
-	ti.defaults = append(ti.defaults, w.blocks(sresp.Schema.Blocks, "")...)
+	ti.defaults = w.object(sresp.Schema.Attributes, sresp.Schema.Blocks, "")
 	if w.why != "" {
 		ti.why = w.why
 		return ti
@@ -187,24 +213,48 @@ func (r *refusal) refuse(at, format string, args ...any) {
 	}
 }
 
-func (w *walker) attributes(attrs map[string]schema.Attribute, at string) []*node {
-	var out []*node
+// walkObject walks the attributes, then the blocks, of an object of a
+// schema whose path is at (ending in "." below the root), and keeps the
+// nodes a walker's attribute and block return (nil: nothing to keep). The
+// schema walkers of schema.go, schema_create.go and validate_index.go all
+// walk objects so.
+func walkObject[N any](attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string,
+	attribute func(name, p string, a schema.Attribute) *N, block func(name, p string, b schema.Block) *N,
+) []*N {
+	var out []*N
 	for name, a := range attrs {
-		p := at + name
-		if n := w.attribute(name, p, a); n != nil {
+		if n := attribute(name, at+name, a); n != nil {
+			out = append(out, n)
+		}
+	}
+	for name, b := range blocks {
+		if n := block(name, at+name, b); n != nil {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func (w *walker) attribute(name, p string, a schema.Attribute) *node {
+// unplanned refuses the attributes no plan fast path answers for:
+// write-only and dynamic ones.
+func (r *refusal) unplanned(p string, a schema.Attribute) bool {
 	if a.IsWriteOnly() {
-		w.refuse(p, "write-only attribute")
-		return nil
+		r.refuse(p, "write-only attribute")
+		return true
 	}
 	if _, ok := a.(schema.DynamicAttribute); ok {
-		w.refuse(p, "dynamic attribute")
+		r.refuse(p, "dynamic attribute")
+		return true
+	}
+	return false
+}
+
+func (w *walker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*node {
+	return walkObject(attrs, blocks, at, w.attribute, w.block)
+}
+
+func (w *walker) attribute(name, p string, a schema.Attribute) *node {
+	if w.unplanned(p, a) {
 		return nil
 	}
 	w.modifiers(p, planModifiers(a))
@@ -212,21 +262,14 @@ func (w *walker) attribute(name, p string, a schema.Attribute) *node {
 	if d, ok := w.defaultValue(p, a); ok {
 		n.def = &d
 	}
-	switch a := a.(type) {
-	case schema.SingleNestedAttribute:
-		w.modifiers(p, a.PlanModifiers)
-		n.nesting, n.children = nestSingle, w.attributes(a.Attributes, p+".")
-	case schema.ListNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestList, w.attributes(a.NestedObject.Attributes, p+".")
-	case schema.MapNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestMap, w.attributes(a.NestedObject.Attributes, p+".")
-	case schema.SetNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		// The framework looks a set element's configuration up by the
-		// planned element's value; not mirrored here.
-		if len(w.attributes(a.NestedObject.Attributes, p+".")) > 0 {
+	if nd, ok := nestedOf(a); ok {
+		w.modifiers(p, nd.modifiers)
+		children := w.object(nd.attrs, nil, p+".")
+		if nd.nesting != nestSet {
+			n.nesting, n.children = nd.nesting, children
+		} else if len(children) > 0 {
+			// The framework looks a set element's configuration up by the
+			// planned element's value; not mirrored here.
 			w.refuse(p, "default inside a set")
 		}
 	}
@@ -236,36 +279,31 @@ func (w *walker) attribute(name, p string, a schema.Attribute) *node {
 	return n
 }
 
-func (w *walker) blocks(blocks map[string]schema.Block, at string) []*node {
-	var out []*node
-	for name, b := range blocks {
-		p := at + name
-		n := &node{name: name}
-		switch b := b.(type) {
-		case schema.SingleNestedBlock:
-			w.modifiers(p, b.PlanModifiers)
-			n.nesting = nestSingle
-			n.children = append(w.attributes(b.Attributes, p+"."), w.blocks(b.Blocks, p+".")...)
-		case schema.ListNestedBlock:
-			w.modifiers(p, b.PlanModifiers)
-			w.modifiers(p, b.NestedObject.PlanModifiers)
-			n.nesting = nestList
-			n.children = append(w.attributes(b.NestedObject.Attributes, p+"."), w.blocks(b.NestedObject.Blocks, p+".")...)
-		case schema.SetNestedBlock:
-			w.modifiers(p, b.PlanModifiers)
-			w.modifiers(p, b.NestedObject.PlanModifiers)
-			inner := append(w.attributes(b.NestedObject.Attributes, p+"."), w.blocks(b.NestedObject.Blocks, p+".")...)
-			if len(inner) > 0 {
-				w.refuse(p, "default inside a set")
-			}
-		default:
-			w.refuse(p, "block kind %T", b)
+func (w *walker) block(name, p string, b schema.Block) *node {
+	n := &node{name: name}
+	switch b := b.(type) {
+	case schema.SingleNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		n.nesting = nestSingle
+		n.children = w.object(b.Attributes, b.Blocks, p+".")
+	case schema.ListNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.NestedObject.PlanModifiers)
+		n.nesting = nestList
+		n.children = w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
+	case schema.SetNestedBlock:
+		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.NestedObject.PlanModifiers)
+		if len(w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")) > 0 {
+			w.refuse(p, "default inside a set")
 		}
-		if len(n.children) > 0 {
-			out = append(out, n)
-		}
+	default:
+		w.refuse(p, "block kind %T", b)
 	}
-	return out
+	if len(n.children) == 0 {
+		return nil
+	}
+	return n
 }
 
 // modifiers checks a list of plan modifiers of any kind.

@@ -2,7 +2,6 @@ package fastpath
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -25,10 +24,6 @@ import (
 type InertOnCreate interface {
 	InertOnCreate()
 }
-
-// Nesting of a create node's children, besides nestSingle, nestList and
-// nestMap (schema.go).
-const nestSet = nestMap + 1
 
 // cnode is an attribute or block of a schema in the create index: only
 // those at or below which a create's plan can differ from the proposed
@@ -61,27 +56,11 @@ type createWalker struct {
 }
 
 func (w *createWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*cnode {
-	var out []*cnode
-	for name, a := range attrs {
-		if n := w.attribute(name, at+name, a); n != nil {
-			out = append(out, n)
-		}
-	}
-	for name, b := range blocks {
-		if n := w.block(name, at+name, b); n != nil {
-			out = append(out, n)
-		}
-	}
-	return out
+	return walkObject(attrs, blocks, at, w.attribute, w.block)
 }
 
 func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
-	if a.IsWriteOnly() {
-		w.refuse(p, "write-only attribute")
-		return nil
-	}
-	if _, ok := a.(schema.DynamicAttribute); ok {
-		w.refuse(p, "dynamic attribute")
+	if w.unplanned(p, a) {
 		return nil
 	}
 	// The framework reads the configuration of every attribute it visits
@@ -114,23 +93,13 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 		}
 		n.def = &d
 	}
-	switch a := a.(type) {
-	case schema.SingleNestedAttribute:
-		w.modifiers(p, a.PlanModifiers)
-		n.nesting, n.children = nestSingle, w.object(a.Attributes, nil, p+".")
-	case schema.ListNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestList, w.object(a.NestedObject.Attributes, nil, p+".")
-	case schema.MapNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestMap, w.object(a.NestedObject.Attributes, nil, p+".")
-	case schema.SetNestedAttribute:
-		w.modifiers(p, a.NestedObject.PlanModifiers)
-		n.nesting, n.children = nestSet, w.object(a.NestedObject.Attributes, nil, p+".")
+	if nd, ok := nestedOf(a); ok {
+		w.modifiers(p, nd.modifiers)
+		n.nesting, n.children = nd.nesting, w.object(nd.attrs, nil, p+".")
 		// The framework finds a set element's configuration by the
 		// planned element's value (MarkComputedNilsAsUnknown walks the
 		// configuration with tftypes.WalkAttributePath); not mirrored.
-		if len(n.children) > 0 {
+		if n.nesting == nestSet && len(n.children) > 0 {
 			w.refuse(p, "computed attribute or default inside a set")
 		}
 	}
@@ -177,39 +146,42 @@ func (w *createWalker) modifiers(p string, list any) {
 	}
 }
 
-const basetypesPkg = "github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-
 // plainType reports whether t and every type in it are the framework's own
 // (basetypes), whose values neither validate themselves nor convert
 // differently.
 func plainType(t attr.Type) bool {
-	if tt, ok := t.(timeouts.Type); ok {
-		// The timeouts object: its values are the framework's objects
-		// wrapped, with no validation of their own
-		// (terraform-plugin-framework-timeouts v0.7.0,
-		// resource/timeouts/timeouts.go:24-60).
-		return plainType(tt.ObjectType)
-	}
-	if t == nil || reflect.TypeOf(t).PkgPath() != basetypesPkg {
+	return everyType(t, func(t attr.Type) bool {
+		switch t.(type) {
+		case basetypes.StringType, basetypes.BoolType, basetypes.Int64Type, basetypes.Int32Type,
+			basetypes.Float64Type, basetypes.Float32Type, basetypes.NumberType:
+			return true
+		}
 		return false
-	}
+	})
+}
+
+// everyType reports whether t is made of the framework's own lists, sets,
+// maps and objects (basetypes) and the timeouts object (its values are the
+// framework's objects wrapped, with no validation of their own:
+// terraform-plugin-framework-timeouts v0.7.0,
+// resource/timeouts/timeouts.go:24-60) around element types leaf accepts.
+func everyType(t attr.Type, leaf func(attr.Type) bool) bool {
 	switch t := t.(type) {
+	case timeouts.Type:
+		return everyType(t.ObjectType, leaf)
 	case basetypes.ListType:
-		return plainType(t.ElemType)
+		return everyType(t.ElemType, leaf)
 	case basetypes.SetType:
-		return plainType(t.ElemType)
+		return everyType(t.ElemType, leaf)
 	case basetypes.MapType:
-		return plainType(t.ElemType)
+		return everyType(t.ElemType, leaf)
 	case basetypes.ObjectType:
 		for _, at := range t.AttrTypes {
-			if !plainType(at) {
+			if !everyType(at, leaf) {
 				return false
 			}
 		}
 		return true
-	case basetypes.StringType, basetypes.BoolType, basetypes.Int64Type, basetypes.Int32Type,
-		basetypes.Float64Type, basetypes.Float32Type, basetypes.NumberType:
-		return true
 	}
-	return false
+	return leaf(t)
 }

@@ -2,9 +2,7 @@ package fastpath
 
 import (
 	"context"
-	"reflect"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -84,18 +82,7 @@ type validateWalker struct {
 }
 
 func (w *validateWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*vnode {
-	var out []*vnode
-	for name, a := range attrs {
-		if n := w.attribute(name, at+name, a); n != nil {
-			out = append(out, n)
-		}
-	}
-	for name, b := range blocks {
-		if n := w.block(name, at+name, b); n != nil {
-			out = append(out, n)
-		}
-	}
-	return out
+	return walkObject(attrs, blocks, at, w.attribute, w.block)
 }
 
 func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
@@ -122,33 +109,30 @@ func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
 		w.refuse(p, "attribute kind %T", a)
 		return nil
 	}
-	switch a := a.(type) {
-	case schema.SingleNestedAttribute:
-		n.nesting = nestSingle
-		n.objValidate = nestedObjectValidators(a.GetNestedObject())
-		n.children = w.object(a.Attributes, nil, p+".")
-	case schema.ListNestedAttribute:
-		lt, ok := n.typ.(basetypes.ListType)
-		if !ok {
-			w.refuse(p, "list nested attribute of type %T", n.typ)
+	if nd, ok := nestedOf(a); ok {
+		switch nd.nesting {
+		case nestList:
+			lt, ok := n.typ.(basetypes.ListType)
+			if !ok {
+				w.refuse(p, "list nested attribute of type %T", n.typ)
+				return nil
+			}
+			n.elemType = lt.ElemType
+		case nestMap:
+			mt, ok := n.typ.(basetypes.MapType)
+			if !ok {
+				w.refuse(p, "map nested attribute of type %T", n.typ)
+				return nil
+			}
+			n.elemType = mt.ElemType
+		case nestSet:
+			// Elements are found by value (path.AtSetValue); not mirrored.
+			w.refuse(p, "set nested attribute")
 			return nil
 		}
-		n.nesting, n.elemType = nestList, lt.ElemType
-		n.objValidate = nestedObjectValidators(a.GetNestedObject())
-		n.children = w.object(a.NestedObject.Attributes, nil, p+".")
-	case schema.MapNestedAttribute:
-		mt, ok := n.typ.(basetypes.MapType)
-		if !ok {
-			w.refuse(p, "map nested attribute of type %T", n.typ)
-			return nil
-		}
-		n.nesting, n.elemType = nestMap, mt.ElemType
-		n.objValidate = nestedObjectValidators(a.GetNestedObject())
-		n.children = w.object(a.NestedObject.Attributes, nil, p+".")
-	case schema.SetNestedAttribute:
-		// Elements are found by value (path.AtSetValue); not mirrored.
-		w.refuse(p, "set nested attribute")
-		return nil
+		n.nesting = nd.nesting
+		n.objValidate = nestedObjectValidators(nd.object)
+		n.children = w.object(nd.attrs, nil, p+".")
 	}
 	if !n.relevant() {
 		return nil
@@ -199,34 +183,14 @@ func (n *vnode) relevant() bool {
 // fractions, which numbersOK leaves to the framework). Float32 and Int32
 // are left out: numbersOK does not bound them.
 func validatedType(t attr.Type) bool {
-	if _, ok := t.(tfvalues.WholeNumberType); ok {
-		return true
-	}
-	if tt, ok := t.(timeouts.Type); ok {
-		return validatedType(tt.ObjectType)
-	}
-	if t == nil || reflect.TypeOf(t).PkgPath() != basetypesPkg {
-		return false
-	}
-	switch t := t.(type) {
-	case basetypes.ListType:
-		return validatedType(t.ElemType)
-	case basetypes.SetType:
-		return validatedType(t.ElemType)
-	case basetypes.MapType:
-		return validatedType(t.ElemType)
-	case basetypes.ObjectType:
-		for _, at := range t.AttrTypes {
-			if !validatedType(at) {
-				return false
-			}
+	return everyType(t, func(t attr.Type) bool {
+		switch t.(type) {
+		case tfvalues.WholeNumberType, basetypes.StringType, basetypes.BoolType, basetypes.Int64Type,
+			basetypes.Float64Type, basetypes.NumberType:
+			return true
 		}
-		return true
-	case basetypes.StringType, basetypes.BoolType, basetypes.Int64Type,
-		basetypes.Float64Type, basetypes.NumberType:
-		return true
-	}
-	return false
+		return false
+	})
 }
 
 // bail is panicked by a validator runner where the framework's answer
