@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/big"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -45,25 +44,16 @@ import (
 // answer: a configuration that is unknown above a known planned value, or a
 // list, map or set element or map key the configuration lacks.
 
-var (
-	createsAnswered  atomic.Int64
-	createsDelegated atomic.Int64
-)
+var creates tally
 
 // CreateCounts returns how many plans of a create the fast path answered
 // and how many it handed to the framework (both are also in Counts).
-func CreateCounts() (fast, framework int64) {
-	return createsAnswered.Load(), createsDelegated.Load()
-}
+func CreateCounts() (fast, framework int64) { return creates.counts() }
 
 // EligibleCreate reports whether plans of creates of typeName may be
 // answered by the fast path, and if not, why.
 func (s *Server) EligibleCreate(ctx context.Context, typeName string) (bool, string) {
-	ti := s.typeInfo(ctx, typeName)
-	if ti == nil {
-		return false, "unknown resource type"
-	}
-	return ti.createOK, ti.createWhy
+	return s.eligible(ctx, typeName, func(ti *typeInfo) (bool, string) { return ti.createOK, ti.createWhy })
 }
 
 // msgpackNull is a null value in MessagePack, as Terraform encodes the

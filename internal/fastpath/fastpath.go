@@ -178,14 +178,26 @@ func (s *Server) typeInfo(ctx context.Context, typeName string) *typeInfo {
 	return lt.info
 }
 
-// Eligible reports whether unchanged plans of typeName may be answered by
-// the fast path, and if not, why.
-func (s *Server) Eligible(ctx context.Context, typeName string) (bool, string) {
+// tally counts the calls of one kind the fast path answered and those it
+// handed to the framework.
+type tally struct{ answered, delegated atomic.Int64 }
+
+func (t *tally) counts() (fast, framework int64) { return t.answered.Load(), t.delegated.Load() }
+
+// eligible is what of reports of typeName's schema: whether calls of one
+// kind may be answered by the fast path, and if not, why.
+func (s *Server) eligible(ctx context.Context, typeName string, of func(*typeInfo) (bool, string)) (bool, string) {
 	ti := s.typeInfo(ctx, typeName)
 	if ti == nil {
 		return false, "unknown resource type"
 	}
-	return ti.planOK, ti.why
+	return of(ti)
+}
+
+// Eligible reports whether unchanged plans of typeName may be answered by
+// the fast path, and if not, why.
+func (s *Server) Eligible(ctx context.Context, typeName string) (bool, string) {
+	return s.eligible(ctx, typeName, func(ti *typeInfo) (bool, string) { return ti.planOK, ti.why })
 }
 
 func (s *Server) ConfigureProvider(ctx context.Context, req *tfprotov6.ConfigureProviderRequest) (*tfprotov6.ConfigureProviderResponse, error) {
@@ -231,18 +243,18 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	if req != nil && isCreate(req) {
 		if resp, ok := s.planCreate(ctx, req); ok {
 			plansAnswered.Add(1)
-			createsAnswered.Add(1)
+			creates.answered.Add(1)
 			return resp, nil
 		}
-		createsDelegated.Add(1)
+		creates.delegated.Add(1)
 	}
 	if req != nil && isUpdate(req) {
 		if resp, ok := s.planUpdate(ctx, req); ok {
 			plansAnswered.Add(1)
-			updatesAnswered.Add(1)
+			updates.answered.Add(1)
 			return resp, nil
 		}
-		updatesDelegated.Add(1)
+		updates.delegated.Add(1)
 	}
 	plansDelegated.Add(1)
 	return callFramework(ctx, s.FrameworkServer.PlanResourceChange, req)

@@ -3,7 +3,6 @@ package fastpath
 import (
 	"bytes"
 	"context"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -31,16 +30,11 @@ type Reader interface {
 	FastReadGet(ctx context.Context, providerData any, key ObjectKey) (seen Seen, obj any, ok bool)
 }
 
-var (
-	readsAnswered  atomic.Int64
-	readsDelegated atomic.Int64
-)
+var reads tally
 
 // ReadCounts returns how many ReadResource calls the fast path answered
 // and how many it handed to the framework.
-func ReadCounts() (readsFast, readsFramework int64) {
-	return readsAnswered.Load(), readsDelegated.Load()
-}
+func ReadCounts() (readsFast, readsFramework int64) { return reads.counts() }
 
 // reader returns the Reader of typeName when its reads may be answered
 // now, with the provider data and field manager.
@@ -77,13 +71,13 @@ func (s *Server) ReadEligible(ctx context.Context, typeName string) bool {
 func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	defer callStarted()()
 	if req == nil || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 || req.CurrentIdentity != nil {
-		readsDelegated.Add(1)
+		reads.delegated.Add(1)
 		return callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	}
 	rd, data, fm := s.reader(ctx, req.TypeName)
 	binary := binaryIdentity()
 	if rd == nil || binary == "" {
-		readsDelegated.Add(1)
+		reads.delegated.Add(1)
 		return callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	}
 	ctx, slot := withReadSlot(ctx)
@@ -93,7 +87,7 @@ func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 		seen, obj, ok := rd.FastReadGet(ctx, data, m.Object)
 		if ok {
 			if seen.Found && seen.UID == m.UID && seen.ResourceVersion == m.ResourceVersion {
-				readsAnswered.Add(1)
+				reads.answered.Add(1)
 				return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
 			}
 			// Changed, recreated or gone: the framework reads it, from
@@ -101,7 +95,7 @@ func (s *Server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 			slot.offer(seen, obj)
 		}
 	}
-	readsDelegated.Add(1)
+	reads.delegated.Add(1)
 	resp, err := callFramework(ctx, s.FrameworkServer.ReadResource, req)
 	if err == nil && resp != nil {
 		s.mark(ctx, req, resp, slot, hash, fm, binary)

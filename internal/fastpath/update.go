@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"reflect"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -56,26 +55,17 @@ import (
 // private state is the prior one, as the framework plans it (:141-151).
 // Whatever the fast path cannot show goes to the framework as before.
 
-var (
-	updatesAnswered  atomic.Int64
-	updatesDelegated atomic.Int64
-)
+var updates tally
 
 // UpdateCounts returns how many plans of an in-place update the fast path
 // answered and how many it handed to the framework (both are also in
 // Counts).
-func UpdateCounts() (fast, framework int64) {
-	return updatesAnswered.Load(), updatesDelegated.Load()
-}
+func UpdateCounts() (fast, framework int64) { return updates.counts() }
 
 // EligibleUpdate reports whether plans of updates of typeName may be
 // answered by the fast path, and if not, why.
 func (s *Server) EligibleUpdate(ctx context.Context, typeName string) (bool, string) {
-	ti := s.typeInfo(ctx, typeName)
-	if ti == nil {
-		return false, "unknown resource type"
-	}
-	return ti.updateWhy == "", ti.updateWhy
+	return s.eligible(ctx, typeName, func(ti *typeInfo) (bool, string) { return ti.updateWhy == "", ti.updateWhy })
 }
 
 // useStateForUnknown are the types of the framework's UseStateForUnknown

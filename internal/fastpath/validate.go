@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/attr/xattr"
@@ -58,34 +57,25 @@ import (
 // null, unknown or does not decode, a provider whose Configure failed, and
 // any panic go to the framework.
 
-var (
-	validationsAnswered  atomic.Int64
-	validationsDelegated atomic.Int64
-)
+var validations tally
 
 // ValidateCounts returns how many ValidateResourceConfig calls the fast
 // path answered and how many it handed to the framework.
-func ValidateCounts() (fast, framework int64) {
-	return validationsAnswered.Load(), validationsDelegated.Load()
-}
+func ValidateCounts() (fast, framework int64) { return validations.counts() }
 
 // EligibleValidate reports whether configurations of typeName may be
 // validated by the fast path, and if not, why.
 func (s *Server) EligibleValidate(ctx context.Context, typeName string) (bool, string) {
-	ti := s.typeInfo(ctx, typeName)
-	if ti == nil {
-		return false, "unknown resource type"
-	}
-	return ti.validateWhy == "", ti.validateWhy
+	return s.eligible(ctx, typeName, func(ti *typeInfo) (bool, string) { return ti.validateWhy == "", ti.validateWhy })
 }
 
 func (s *Server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	defer callStarted()()
 	if resp, ok := s.ValidateFast(ctx, req); ok {
-		validationsAnswered.Add(1)
+		validations.answered.Add(1)
 		return resp, nil
 	}
-	validationsDelegated.Add(1)
+	validations.delegated.Add(1)
 	return callFramework(ctx, s.FrameworkServer.ValidateResourceConfig, req)
 }
 
@@ -191,32 +181,31 @@ const (
 	stepKey
 )
 
-func (p *pnode) path() path.Path {
-	if p.parent == nil {
-		return path.Root(p.name)
-	}
-	pp := p.parent.path()
-	switch p.kind {
-	case stepIndex:
-		return pp.AtListIndex(p.index)
-	case stepKey:
-		return pp.AtMapKey(p.name)
-	}
-	return pp.AtName(p.name)
+func (p *pnode) path() path.Path { return walkTo(p, path.Root) }
+
+func (p *pnode) expr() path.Expression { return walkTo(p, path.MatchRoot) }
+
+// steps is a path.Path or a path.Expression, which are built alike.
+type steps[T any] interface {
+	AtListIndex(int) T
+	AtMapKey(string) T
+	AtName(string) T
 }
 
-func (p *pnode) expr() path.Expression {
+// walkTo is the path or expression (root: path.Root or path.MatchRoot)
+// of p.
+func walkTo[T steps[T]](p *pnode, root func(string) T) T {
 	if p.parent == nil {
-		return path.MatchRoot(p.name)
+		return root(p.name)
 	}
-	pe := p.parent.expr()
+	at := walkTo(p.parent, root)
 	switch p.kind {
 	case stepIndex:
-		return pe.AtListIndex(p.index)
+		return at.AtListIndex(p.index)
 	case stepKey:
-		return pe.AtMapKey(p.name)
+		return at.AtMapKey(p.name)
 	}
-	return pe.AtName(p.name)
+	return at.AtName(p.name)
 }
 
 func (w *vwalk) req(p *pnode) vreq {
