@@ -29,6 +29,8 @@ type installer struct {
 	// dry holds preflight's dry-run results, so that applyOne does not ask
 	// the server the same question twice.
 	dry map[*unstructured.Unstructured]*unstructured.Unstructured
+	// taken records what was taken over from another tool (takeover.go).
+	taken takeover
 }
 
 // clientConfigPath is where a conversion webhook's address and CA live in
@@ -164,6 +166,7 @@ func (in *installer) install(ctx context.Context, objs []object, prior []invento
 		// What the prune just deleted needs no second request.
 		diags.Append(in.removeWebhookLeftovers(ctx, namespace, slices.Concat(done, removed))...)
 	}
+	diags.Append(in.taken.diagnostics()...)
 	tflog.Info(ctx, "agent-sandbox controller bundle applied", map[string]any{
 		"version": version, "objects": len(done), "elapsed_ms": time.Since(started).Milliseconds(),
 	})
@@ -237,9 +240,32 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (_ 
 
 	var out *unstructured.Unstructured
 	action := "created"
+	if live != nil && selectorChanged(live, o.Unstructured) {
+		in.taken.note(ref, live, nil)
+		out, d := in.replaceObject(ctx, o, m, ref, live)
+		if diags.Append(d...); diags.HasError() {
+			return entry, ref, false, diags
+		}
+		return in.finish(ctx, entry, ref, out, "replaced", ignore, false)
+	}
 	if live != nil {
+		taken := false
+		if slices.ContainsFunc(live.GetManagedFields(), installedByAnotherTool) {
+			before := live
+			var managers []string
+			live, managers, err = in.c.TakeOverFields(ctx, m.GVR, live, in.manager, installedByAnotherTool)
+			if err != nil {
+				diags.Append(kube.Diagnostics(err, "patch", ref)...)
+				return entry, ref, false, diags
+			}
+			in.taken.note(ref, before, managers)
+			taken = len(managers) > 0
+			if taken {
+				tflog.Info(ctx, "took over the fields of another installer", map[string]any{"object": ref.String(), "managers": managers})
+			}
+		}
 		dry, cached := in.dry[o.Unstructured]
-		if !cached || isCRD(o.Unstructured) {
+		if !cached || taken || isCRD(o.Unstructured) {
 			// A CRD may have been changed by prepareCRD since preflight.
 			dryOpts := opts
 			dryOpts.DryRun = true
@@ -291,13 +317,21 @@ func (in *installer) applyOne(ctx context.Context, o object, m kube.Mapping) (_ 
 			return entry, ref, false, diags
 		}
 	}
+	return in.finish(ctx, entry, ref, out, action, ignore, live == nil)
+}
+
+// finish completes applyOne: the entry's digest of what the field manager
+// now owns in out.
+func (in *installer) finish(ctx context.Context, entry inventoryEntry, ref kube.ObjectRef, out *unstructured.Unstructured, action string, ignore func(string) bool, isNew bool) (inventoryEntry, kube.ObjectRef, bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var err error
 	entry.Digest, err = kube.ManagedDigest(out, in.manager, ignore)
 	if err != nil {
 		diags.AddError("Cannot fingerprint "+ref.String(), err.Error())
-		return entry, ref, live == nil, diags
+		return entry, ref, isNew, diags
 	}
 	tflog.Info(ctx, "applied "+ref.String(), map[string]any{"action": action})
-	return entry, ref, live == nil, diags
+	return entry, ref, isNew, diags
 }
 
 // applyDiagnostics adds where the object was written to the API error.

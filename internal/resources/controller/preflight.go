@@ -81,7 +81,7 @@ func (in *installer) preflight(ctx context.Context, objs []object) (deferred []o
 					// cluster publishes for its kind, so that a document
 					// the server would refuse is found before the
 					// namespace is written.
-					if p := schemaProblem(in.c, o); p != "" {
+					if p := schemaProblem(in.c, o, "as its namespace does not exist yet"); p != "" {
 						problems = append(problems, p)
 						continue
 					}
@@ -104,6 +104,22 @@ func (in *installer) preflight(ctx context.Context, objs []object) (deferred []o
 			if !kube.IsNotFound(err) {
 				diags.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: m.GVR, Kind: o.GetKind(), Name: o.GetName()})...)
 				return nil, diags
+			}
+		}
+		if workloadKinds[gvk.GroupKind().String()] {
+			// A workload whose selector differs is replaced, not
+			// updated (takeover.go): the dry run of an update would
+			// be refused, so its shape is checked against the schema.
+			live, err := in.c.Get(ctx, m.GVR, o.GetNamespace(), o.GetName())
+			if err != nil && !kube.IsNotFound(err) {
+				diags.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: m.GVR, Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName()})...)
+				return nil, diags
+			}
+			if err == nil && selectorChanged(live, o.Unstructured) {
+				if p := schemaProblem(in.c, o, "as it replaces a "+o.GetKind()+" whose selector differs"); p != "" {
+					problems = append(problems, p)
+				}
+				continue
 			}
 		}
 		if p := in.dryRun(ctx, o, m); p != "" {
@@ -168,14 +184,14 @@ func (in *installer) dryRun(ctx context.Context, o object, m kube.Mapping) strin
 // schemaProblem checks o against the cluster's published schema of its
 // kind and returns the problem in words, or "" (also when the cluster
 // publishes no schema for it: the dry run after the first stage checks it).
-func schemaProblem(c *kube.Client, o object) string {
+func schemaProblem(c *kube.Client, o object, why string) string {
 	err := c.SchemaCheck(o.Unstructured)
 	if err == nil || errors.Is(err, kube.ErrNoSchema) {
 		return ""
 	}
 	return fmt.Sprintf("%s: %s %q does not fit the schema the cluster publishes for %s (checked before anything "+
-		"was written, as its namespace does not exist yet): %v", o.where(), o.GetKind(), o.GetNamespace()+"/"+o.GetName(),
-		o.GroupVersionKind().GroupVersion().WithKind(o.GetKind()), err)
+		"was written, %s): %v", o.where(), o.GetKind(), o.GetNamespace()+"/"+o.GetName(),
+		o.GroupVersionKind().GroupVersion().WithKind(o.GetKind()), why, err)
 }
 
 // definedByManifest returns the kinds the manifest's CRDs define and the
