@@ -91,6 +91,16 @@ func (s *Server) changeAddons(req *request, cs *clusterState, desired *container
 				"Upgrade the control plane first.", MinAgentSandboxVersion, cs.short, cs.c.CurrentMasterVersion)
 		}
 	}
+	// GKE documents a minimum version for Pod snapshots (see
+	// MinPodSnapshotsVersion); its other prerequisites (Workload Identity,
+	// GKE Sandbox pods, a bucket) are documented as what snapshots need to
+	// work, not as refusals of this request, so they are not modelled here.
+	if psc := desired.PodSnapshotConfig; psc != nil && psc.Enabled {
+		if compareVersions(cs.c.CurrentMasterVersion, MinPodSnapshotsVersion) < 0 {
+			return nil, errorf("FAILED_PRECONDITION", "Pod snapshots require GKE version %s or later; cluster %s runs %s. "+
+				"Upgrade the control plane first.", MinPodSnapshotsVersion, cs.short, cs.c.CurrentMasterVersion)
+		}
+	}
 	if e := s.checkNotBusy(cs.name(), cs.short); e != nil {
 		return nil, e
 	}

@@ -153,6 +153,7 @@ func apiErr(t *testing.T, err error, code int, status, want string) map[string]a
 
 func TestEveryAnswerSaysItIsAnEmulator(t *testing.T) {
 	env := emutest.Start(t, gkeemu.Options{}, gkeemu.ClusterSpec{})
+	env.ExpectInvalidRequests() // GET v1/nowhere
 	for _, path := range []string{"healthz", "v1/" + env.ClusterName, "v1/nowhere"} {
 		resp, err := http.Get(env.URL + path)
 		if err != nil {
@@ -630,8 +631,12 @@ func TestSizeAutoscalingAndManagement(t *testing.T) {
 		{&container.NodePoolAutoscaling{Enabled: true, MinNodeCount: 5, MaxNodeCount: 2}, "must not exceed max_node_count"},
 		{&container.NodePoolAutoscaling{Enabled: true, MinNodeCount: 1, MaxNodeCount: 2, TotalMaxNodeCount: 6}, "not both"},
 		{&container.NodePoolAutoscaling{Enabled: true}, "maximum node count greater than 0"},
-		{&container.NodePoolAutoscaling{Enabled: true, MaxNodeCount: 2, LocationPolicy: "NEAREST"}, "Invalid location policy"},
+		{&container.NodePoolAutoscaling{Enabled: true, MaxNodeCount: 2, LocationPolicy: "NEAREST"},
+			`Invalid value at 'autoscaling.location_policy': value "NEAREST" is not one of`},
 	} {
+		if tc.a.LocationPolicy == "NEAREST" {
+			f.ExpectInvalidRequests() // refused by GKE's front end: no such enum value
+		}
 		_, err := f.pools().SetAutoscaling(name, &container.SetNodePoolAutoscalingRequest{Autoscaling: tc.a}).Do()
 		apiErr(t, err, 400, "INVALID_ARGUMENT", tc.want)
 	}
@@ -754,6 +759,7 @@ func TestWorkloadMetadataNeedsWorkloadIdentity(t *testing.T) {
 
 func TestNodePoolInputValidation(t *testing.T) {
 	f := newFixture(t, gkeemu.ClusterSpec{})
+	f.ExpectInvalidRequests() // the taint effect NoSchedule
 	for _, tc := range []struct {
 		name string
 		edit func(*container.NodePool)
@@ -763,9 +769,11 @@ func TestNodePoolInputValidation(t *testing.T) {
 		{"zone elsewhere", func(np *container.NodePool) { np.Locations = []string{"europe-west1-b"} }, "not in the cluster's region"},
 		{"region as zone", func(np *container.NodePool) { np.Locations = []string{"us-central1"} }, "is not a zone"},
 		{"spot and preemptible", func(np *container.NodePool) { np.Config.Spot, np.Config.Preemptible = true, true }, "cannot both be set"},
+		// An enum value the API does not have is refused by GKE's front end,
+		// naming the field.
 		{"bad effect", func(np *container.NodePool) {
 			np.Config.Taints = []*container.NodeTaint{{Key: "a", Value: "b", Effect: "NoSchedule"}}
-		}, "Invalid taint effect"},
+		}, `Invalid value at 'node_pool.config.taints[0].effect': value "NoSchedule" is not one of`},
 		{"bad scope", func(np *container.NodePool) { np.Config.OauthScopes = []string{"cloud-platform"} }, "not a scope URL"},
 		{"bad service account", func(np *container.NodePool) { np.Config.ServiceAccount = "me" }, "not a service account"},
 		{"bad version", func(np *container.NodePool) { np.Version = "1.36" }, "is not supported"},

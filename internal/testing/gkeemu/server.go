@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 )
 
 // Header marks every answer as coming from the emulator, so that nothing
@@ -44,6 +46,17 @@ type Options struct {
 	// Logf, when set, receives one line per request and per operation
 	// state change.
 	Logf func(format string, args ...any)
+	// API, when set, is GKE's published container/v1 API (the discovery
+	// document, package apidoc). Every request is then checked against it
+	// first and refused as GKE's front end refuses it (400
+	// INVALID_ARGUMENT naming the field) when its body has a field the
+	// document does not have, a value of the wrong type or outside an
+	// enum; every answer is checked too. Each departure, the emulator's own
+	// included (an answer field the document lacks, a path routed to another
+	// method than the document's), goes to Violation.
+	API *apidoc.Document
+	// Violation receives each departure from API (default: Logf).
+	Violation func(apidoc.Violation)
 }
 
 // Server is the emulator. It is an http.Handler; serve it with
@@ -128,6 +141,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok: gkeemu, a GKE container/v1 emulator\n")
 		return
 	}
+	if s.opts.API != nil {
+		tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+		defer s.checkAnswer(r, tw)
+		w = tw
+	}
 	rt, rerr := parseRoute(r.Method, r.URL.Path)
 	method := "unknown"
 	if rerr == nil {
@@ -170,6 +188,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve answers a request that no fault stopped.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, rerr *apiError) {
 	if rerr != nil {
+		// A method GKE has and the emulator does not model is answered
+		// UNIMPLEMENTED, which is honest; one GKE does not have at all is a
+		// departure from the API.
+		if s.opts.API != nil {
+			if m, _ := s.opts.API.Match(r.Method, r.URL.Path); m == nil {
+				s.violation(apidoc.Violation{Where: "request", Field: r.Method + " " + r.URL.Path, Unknown: true,
+					Problem: "no method of the container/v1 discovery document has this HTTP verb and path"})
+			}
+		}
 		writeError(w, rerr)
 		return
 	}
@@ -184,6 +211,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt route, rerr *a
 			writeError(w, errorf("INVALID_ARGUMENT", "Reading the request body: %v", err))
 			return
 		}
+	}
+
+	if e := s.checkRequest(r, rt, body); e != nil {
+		writeError(w, e)
+		return
 	}
 
 	req := &request{body: body, route: rt}

@@ -29,6 +29,13 @@ const (
 	// documentation cites 1.35.2-gke.1269000 (and, elsewhere, a 1.36
 	// patch); the lower one is used.
 	MinAgentSandboxVersion = "1.35.2-gke.1269000"
+	// MinPodSnapshotsVersion is the lowest control plane version on which
+	// the emulator lets GKE Pod snapshots (addonsConfig.podSnapshotConfig)
+	// be enabled: "the version of your new cluster, which must be
+	// 1.34.1-gke.3084001 or later", in "Restore from a Pod snapshot"
+	// (https://docs.cloud.google.com/kubernetes-engine/docs/how-to/pod-snapshots).
+	// The discovery document says nothing about versions.
+	MinPodSnapshotsVersion = "1.34.1-gke.3084001"
 )
 
 // DefaultNodeVersions are the node versions a seeded cluster offers besides
@@ -118,6 +125,8 @@ type ClusterSpec struct {
 	NoDefaultPool bool
 	// AgentSandbox starts the cluster with the Agent Sandbox add-on on.
 	AgentSandbox bool
+	// PodSnapshots starts the cluster with GKE Pod snapshots on.
+	PodSnapshots bool
 }
 
 var (
@@ -223,6 +232,9 @@ func (s *Server) AddCluster(spec ClusterSpec) (string, error) {
 	}
 	if spec.AgentSandbox {
 		c.AddonsConfig.AgentSandboxConfig = &container.AgentSandboxConfig{Enabled: true}
+	}
+	if spec.PodSnapshots {
+		c.AddonsConfig.PodSnapshotConfig = &container.PodSnapshotConfig{Enabled: true}
 	}
 	cs.c = c
 	cs.versions = []string{version}
@@ -404,6 +416,18 @@ func (s *Server) SetAgentSandboxAddon(cluster string, enabled bool) error {
 		return fmt.Errorf("%w: cluster %s", errNoSuch, cluster)
 	}
 	cs.c.AddonsConfig.AgentSandboxConfig = &container.AgentSandboxConfig{Enabled: enabled}
+	return nil
+}
+
+// SetPodSnapshots turns GKE Pod snapshots on or off outside the API.
+func (s *Server) SetPodSnapshots(cluster string, enabled bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.clusters[cluster]
+	if cs == nil {
+		return fmt.Errorf("%w: cluster %s", errNoSuch, cluster)
+	}
+	cs.c.AddonsConfig.PodSnapshotConfig = &container.PodSnapshotConfig{Enabled: enabled}
 	return nil
 }
 

@@ -11,11 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 )
 
 // Seeded cluster of every Env.
@@ -82,6 +84,10 @@ func FastGKEClient() {
 // Env is one emulator with one seeded cluster, served on 127.0.0.1.
 type Env struct {
 	*gkeemu.Server
+	// API is GKE's published container/v1 API, which the emulator holds
+	// every request and answer to (see Start).
+	API       *apidoc.Document
+	invalidOK atomic.Bool
 	// URL is the base URL to give clients ("http://127.0.0.1:port/").
 	URL string
 	// ClusterName is the seeded cluster's full name (emutest.ClusterName).
@@ -91,10 +97,31 @@ type Env struct {
 // Start serves a fresh emulator for t (closed at its end) with the cluster
 // emutest.ClusterName seeded from spec (Project, Location and Name are
 // filled in when empty).
+//
+// The emulator is held to GKE's published API, the container/v1 discovery
+// document of the google.golang.org/api module this repository requires:
+// a request the document does not allow (a field it does not have, a value
+// of the wrong type or outside an enum, a query parameter, verb or path it
+// does not know) is refused as GKE refuses it, and it fails t, naming the
+// field, unless the test called ExpectInvalidRequests; an answer of the
+// emulator that the document does not allow always fails t.
 func Start(t testing.TB, opts gkeemu.Options, spec gkeemu.ClusterSpec) *Env {
 	t.Helper()
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
+	}
+	doc, err := apidoc.Load()
+	if err != nil {
+		t.Fatalf("the GKE emulator's guard needs the container/v1 discovery document: %v", err)
+	}
+	env := &Env{API: doc}
+	opts.API = doc
+	opts.Violation = func(v apidoc.Violation) {
+		if v.Where == "request" && env.invalidOK.Load() {
+			t.Logf("gkeemu: request outside the published API (expected by this test): %s", v)
+			return
+		}
+		t.Errorf("gkeemu: not in GKE's published API (container/v1 discovery document, revision %s): %s", doc.Revision, v)
 	}
 	emu := gkeemu.New(opts)
 	if spec.Project == "" {
@@ -112,5 +139,11 @@ func Start(t testing.TB, opts gkeemu.Options, spec gkeemu.ClusterSpec) *Env {
 	}
 	srv := httptest.NewServer(emu)
 	t.Cleanup(srv.Close)
-	return &Env{Server: emu, URL: srv.URL + "/", ClusterName: name}
+	env.Server, env.URL, env.ClusterName = emu, srv.URL+"/", name
+	return env
 }
+
+// ExpectInvalidRequests is for tests that send what GKE's published API
+// does not allow on purpose, to see the emulator refuse it: such requests
+// are then logged instead of failing the test. Answers are still checked.
+func (e *Env) ExpectInvalidRequests() { e.invalidOK.Store(true) }
