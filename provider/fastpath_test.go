@@ -68,6 +68,9 @@ var fastpathObjects = map[string]map[string]any{
 	"agentsandbox_gke_addon": {
 		"location": "us-central1", "cluster": "agents",
 	},
+	"agentsandbox_gke_pod_snapshots": {
+		"location": "us-central1", "cluster": "agents",
+	},
 }
 
 func bundleFile(name string) []byte {

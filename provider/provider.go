@@ -116,6 +116,7 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 		controller.NewResource,
 		gke.NewNodePoolResource,
 		gke.NewAddonResource,
+		gke.NewPodSnapshotsResource,
 		sandboxtemplate.NewResource,
 		sandbox.NewResource,
 		warmpool.NewResource,

@@ -153,3 +153,11 @@ func AgentSandboxAddonEnabled(cluster *container.Cluster) bool {
 	return cluster != nil && cluster.AddonsConfig != nil &&
 		cluster.AddonsConfig.AgentSandboxConfig != nil && cluster.AddonsConfig.AgentSandboxConfig.Enabled
 }
+
+// PodSnapshotsEnabled reports whether GKE Pod snapshots
+// (AddonsConfig.PodSnapshotConfig) are enabled on the cluster. A nil
+// cluster or a missing config means disabled.
+func PodSnapshotsEnabled(cluster *container.Cluster) bool {
+	return cluster != nil && cluster.AddonsConfig != nil &&
+		cluster.AddonsConfig.PodSnapshotConfig != nil && cluster.AddonsConfig.PodSnapshotConfig.Enabled
+}

@@ -140,3 +140,22 @@ func TestAgentSandboxAddonEnabled(t *testing.T) {
 		}
 	}
 }
+
+func TestPodSnapshotsEnabled(t *testing.T) {
+	cases := []struct {
+		cl   *container.Cluster
+		want bool
+	}{
+		{nil, false},
+		{&container.Cluster{}, false},
+		{&container.Cluster{AddonsConfig: &container.AddonsConfig{}}, false},
+		{&container.Cluster{AddonsConfig: &container.AddonsConfig{AgentSandboxConfig: &container.AgentSandboxConfig{Enabled: true}}}, false},
+		{&container.Cluster{AddonsConfig: &container.AddonsConfig{PodSnapshotConfig: &container.PodSnapshotConfig{}}}, false},
+		{&container.Cluster{AddonsConfig: &container.AddonsConfig{PodSnapshotConfig: &container.PodSnapshotConfig{Enabled: true}}}, true},
+	}
+	for i, tc := range cases {
+		if got := PodSnapshotsEnabled(tc.cl); got != tc.want {
+			t.Errorf("case %d: got %v", i, got)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	emutest.FastGKEClient()
 	code := m.Run()
 	if code == 0 {
-		if err := (pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_gke_node_pool", "agentsandbox_gke_addon"},
+		if err := (pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_gke_node_pool", "agentsandbox_gke_addon", "agentsandbox_gke_pod_snapshots"},
 			DataSources: []string{"agentsandbox_gke_cluster"}, Sources: []string{"."}}).Check(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
@@ -67,13 +68,16 @@ func providerConfig(env *emutest.Env) string {
 // cluster, and CheckDestroy asks the emulator.
 func pools(env *emutest.Env) acctest.Family  { return gkeFamily(env, "agentsandbox_gke_node_pool") }
 func addons(env *emutest.Env) acctest.Family { return gkeFamily(env, "agentsandbox_gke_addon") }
+func snapshots(env *emutest.Env) acctest.Family {
+	return gkeFamily(env, "agentsandbox_gke_pod_snapshots")
+}
 
 func gkeFamily(env *emutest.Env, resourceType string) acctest.Family {
 	return acctest.Family{ResourceType: resourceType, NoCluster: true, Destroyed: checkDestroyed(env)}
 }
 
 // checkDestroyed asks the emulator that every node pool in the state is
-// gone and every add-on in the state is off.
+// gone and every add-on and feature in the state is off.
 func checkDestroyed(env *emutest.Env) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		for _, rs := range s.RootModule().Resources {
@@ -85,6 +89,10 @@ func checkDestroyed(env *emutest.Env) resource.TestCheckFunc {
 			case "agentsandbox_gke_addon":
 				if c, ok := env.Cluster(rs.Primary.ID); ok && c.AddonsConfig.AgentSandboxConfig != nil && c.AddonsConfig.AgentSandboxConfig.Enabled {
 					return fmt.Errorf("the Agent Sandbox add-on of %s is still enabled", rs.Primary.ID)
+				}
+			case "agentsandbox_gke_pod_snapshots":
+				if c, ok := env.Cluster(rs.Primary.ID); ok && gkeapi.PodSnapshotsEnabled(c) {
+					return fmt.Errorf("Pod snapshots of %s are still enabled", rs.Primary.ID)
 				}
 			}
 		}
