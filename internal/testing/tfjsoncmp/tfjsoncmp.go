@@ -14,6 +14,13 @@
 //   - how long an operation took, in the stream: a hook's
 //     "elapsed_seconds" and the "after Ns" of its message ("Refresh
 //     complete after 1s");
+//   - the stream's state-lock messages ("type" state_lock_acquire and
+//     state_lock_release: "Acquiring state lock. This may take a few
+//     moments..."): Terraform prints them only when taking or releasing the
+//     lock takes longer than 400ms (terraform v1.13.3
+//     internal/command/clistate/state.go:23 LockThreshold, :123 and :150
+//     slowmessage.Do), which a loaded machine decides, not the provider;
+//     dropped;
 //   - the order of the stream's messages: Terraform walks the graph
 //     concurrently (-parallelism), so refreshes and planned changes are
 //     printed in whatever order they finish; the normalised stream is its
@@ -152,6 +159,10 @@ func (n *Normaliser) Stream(out []byte) (string, error) {
 			return "", fmt.Errorf("plan -json: a line that is not a JSON message: %q: %w", line, err)
 		}
 		if m, ok := v.(map[string]any); ok {
+			if typ := m["type"]; typ == "state_lock_acquire" || typ == "state_lock_release" {
+				n.applied[fmt.Sprintf("%v message (slow lock)", typ)]++
+				continue
+			}
 			if _, ok := m["@timestamp"]; ok {
 				delete(m, "@timestamp")
 				n.applied["@timestamp of a stream message"]++

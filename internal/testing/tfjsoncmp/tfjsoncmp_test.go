@@ -98,6 +98,14 @@ func TestStream_orderAndTimestamps(t *testing.T) {
 	if nd, err := New(Rules{IgnoreDiagnostics: []string{"Harness"}}).Stream([]byte(b + ignored)); err != nil || nd != na {
 		t.Errorf("an ignored diagnostic is still there (%v):\n%s", err, Diff(na, nd, 20))
 	}
+	// The lock messages a slow lock adds (seen in CI: a plan's stream with
+	// "Acquiring state lock" in one run only).
+	slow := `{"@level":"info","@message":"Acquiring state lock. This may take a few moments...","@module":"terraform.ui","@timestamp":"2026-01-02T04:04:04Z","type":"state_lock_acquire"}
+{"@level":"info","@message":"Releasing state lock. This may take a few moments...","@module":"terraform.ui","@timestamp":"2026-01-02T04:04:07Z","type":"state_lock_release"}
+`
+	if ns, err := New(testRules).Stream([]byte(slow + b)); err != nil || ns != na {
+		t.Errorf("a slow lock's messages are still there (%v):\n%s", err, Diff(na, ns, 20))
+	}
 	nc, err := New(testRules).Stream([]byte(strings.Replace(b, "x.a", "x.c", 1)))
 	if err != nil {
 		t.Fatal(err)
