@@ -39,5 +39,17 @@ resource "agentsandbox_controller" "mirrored" {
   controller = {
     node_selector = { "cloud.google.com/gke-nodepool" = "system" }
     tolerations   = [{ key = "dedicated", operator = "Equal", value = "system", effect = "NoSchedule" }]
+
+    # The mirror needs credentials: a Secret of type kubernetes.io/dockerconfigjson
+    # in agent-sandbox-system.
+    image_pull_secrets = ["mirror-creds"]
+
+    # The release sets no security context; these pass the restricted Pod
+    # Security Standard (upstream's image runs as UID 65532).
+    pod_security_context = { run_as_non_root = true, seccomp_profile = "RuntimeDefault" }
+    container_security_context = {
+      allow_privilege_escalation = false
+      capabilities_drop          = ["ALL"]
+    }
   }
 }

@@ -42,6 +42,14 @@ type controllerSettingsModel struct {
 	Resources    types.Object `tfsdk:"resources"`
 	NodeSelector types.Map    `tfsdk:"node_selector"`
 	Tolerations  types.List   `tfsdk:"tolerations"`
+	// The chart's pod options (podsettings.go).
+	ImagePullPolicy          types.String `tfsdk:"image_pull_policy"`
+	ImagePullSecrets         types.List   `tfsdk:"image_pull_secrets"`
+	PodLabels                types.Map    `tfsdk:"pod_labels"`
+	PodAnnotations           types.Map    `tfsdk:"pod_annotations"`
+	PodSecurityContext       types.Object `tfsdk:"pod_security_context"`
+	ContainerSecurityContext types.Object `tfsdk:"container_security_context"`
+	Affinity                 types.String `tfsdk:"affinity"`
 }
 
 type resourcesModel struct {
@@ -209,6 +217,11 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 			s.Tolerations = append(s.Tolerations, expandToleration(t))
 		}
 	}
+	diags.Append(podSettingsModel{
+		ImagePullPolicy: cm.ImagePullPolicy, ImagePullSecrets: cm.ImagePullSecrets, PodLabels: cm.PodLabels,
+		PodAnnotations: cm.PodAnnotations, PodSecurityContext: cm.PodSecurityContext,
+		ContainerSecurityContext: cm.ContainerSecurityContext, Affinity: cm.Affinity,
+	}.expand(ctx, &s.Pod)...)
 	return s, true, diags
 }
 

@@ -164,7 +164,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true,
 				MarkdownDescription: "Settings of the controller Deployment (`" + ControllerDeploymentName + "`) " +
 					"and its container. Unset attributes keep the release's values.",
-				Attributes: map[string]schema.Attribute{
+				Attributes: withPodSettings(map[string]schema.Attribute{
 					"args": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
@@ -227,7 +227,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 							},
 						},
 					},
-				},
+				}),
 			},
 			"allowed_label_domains": schema.SetAttribute{
 				Optional:    true,
@@ -337,8 +337,21 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	if diags.HasError() {
 		return
 	}
+	ctl := path.Root("controller")
+	if _, ok := s.Pod.PodLabels[controllerPodLabel]; ok {
+		resp.Diagnostics.AddAttributeError(ctl.AtName("pod_labels").AtMapKey(controllerPodLabel), "Label the release selects its pods by",
+			"The controller Deployment selects its pods by the label `"+controllerPodLabel+"` (the release's k8s/controller.yaml); "+
+				"a pod label cannot change it. Use another key.")
+	}
+	for attr, sc := range map[string]map[string]any{"pod_security_context": s.Pod.PodSecurityContext, "container_security_context": s.Pod.ContainerSecurityContext} {
+		if sc["runAsNonRoot"] == true && sc["runAsUser"] == int64(0) {
+			resp.Diagnostics.AddAttributeError(ctl.AtName(attr).AtName("run_as_user"), "Root user with run_as_non_root",
+				"run_as_user = 0 is root, and run_as_non_root = true makes the kubelet refuse to start such a container: the "+
+					"controller would never run. Use a non-zero UID (upstream's image runs as 65532), or remove run_as_user.")
+		}
+	}
 	for i, t := range s.Tolerations {
-		p := path.Root("controller").AtName("tolerations").AtListIndex(i)
+		p := ctl.AtName("tolerations").AtListIndex(i)
 		if t["operator"] == "Exists" && t["value"] != nil {
 			resp.Diagnostics.AddAttributeError(p.AtName("value"), "Invalid toleration",
 				"With operator Exists a toleration matches any value; remove `value` or use operator Equal.")

@@ -171,6 +171,8 @@ type controllerSettings struct {
 	HasSelector    bool
 	Tolerations    []map[string]any
 	HasTolerations bool
+	// Pod are the chart's pod options (podsettings.go).
+	Pod podSettings
 }
 
 // applyControllerSettings changes the controller Deployment (named
@@ -227,8 +229,42 @@ func applyControllerSettings(objs []object, s controllerSettings) error {
 		}
 		c["resources"] = res
 	}
+	if s.Pod.ImagePullPolicy != "" {
+		c["imagePullPolicy"] = s.Pod.ImagePullPolicy
+	}
+	if s.Pod.ContainerSecurityContext != nil {
+		c["securityContext"] = s.Pod.ContainerSecurityContext
+	}
 	containers[idx] = c
 	podSpec["containers"] = containers
+	if s.Pod.ImagePullSecrets != nil {
+		podSpec["imagePullSecrets"] = s.Pod.ImagePullSecrets
+	}
+	if s.Pod.PodSecurityContext != nil {
+		podSpec["securityContext"] = s.Pod.PodSecurityContext
+	}
+	if s.Pod.Affinity != nil {
+		podSpec["affinity"] = s.Pod.Affinity
+	}
+	for field, extra := range map[string]map[string]any{"labels": s.Pod.PodLabels, "annotations": s.Pod.PodAnnotations} {
+		if extra == nil {
+			continue
+		}
+		meta, _, _ := unstructured.NestedMap(dep.Object, "spec", "template", "metadata", field)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		for k, v := range extra {
+			if _, set := meta[k]; !set {
+				// The release's own pod labels (the selector's) win,
+				// as in the chart (helm/templates/deployment.yaml:17).
+				meta[k] = v
+			}
+		}
+		if err := unstructured.SetNestedMap(dep.Object, meta, "spec", "template", "metadata", field); err != nil {
+			return err
+		}
+	}
 	if s.HasSelector {
 		podSpec["nodeSelector"] = toAnyMap(s.NodeSelector)
 	}

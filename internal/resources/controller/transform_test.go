@@ -259,3 +259,61 @@ spec:
 		}
 	}
 }
+
+// The chart's pod options land where helm/templates/deployment.yaml at
+// v1.0.3 renders them (imagePullPolicy :35, imagePullSecrets :28-31,
+// podLabels :17, podAnnotations :18-21, podSecurityContext :24-27,
+// containerSecurityContext :62-65, affinity :74-77); a pod label never
+// replaces the release's selector label.
+func TestApplyControllerSettings_ChartPodOptions(t *testing.T) {
+	objs := bundleObjects(t, "v1.0.3", assetAll)
+	err := applyControllerSettings(objs, controllerSettings{Pod: podSettings{
+		ImagePullPolicy:          "Always",
+		ImagePullSecrets:         []any{map[string]any{"name": "mirror-creds"}},
+		PodLabels:                map[string]any{"team": "platform", "app": "not-the-selector"},
+		PodAnnotations:           map[string]any{"sidecar.istio.io/inject": "false"},
+		PodSecurityContext:       map[string]any{"runAsNonRoot": true},
+		ContainerSecurityContext: map[string]any{"allowPrivilegeEscalation": false},
+		Affinity:                 map[string]any{"nodeAffinity": map[string]any{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, podSpec, dep := controllerContainer(t, objs)
+	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	annotations, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "annotations")
+	for what, got := range map[string]string{
+		"imagePullPolicy":  fmt.Sprint(c["imagePullPolicy"]),
+		"securityContext":  fmt.Sprint(c["securityContext"]),
+		"imagePullSecrets": fmt.Sprint(podSpec["imagePullSecrets"]),
+		"pod securityCtx":  fmt.Sprint(podSpec["securityContext"]),
+		"affinity":         fmt.Sprint(podSpec["affinity"]),
+		"labels":           fmt.Sprint(labels),
+		"annotations":      fmt.Sprint(annotations),
+	} {
+		want := map[string]string{
+			"imagePullPolicy": "Always", "securityContext": "map[allowPrivilegeEscalation:false]",
+			"imagePullSecrets": "[map[name:mirror-creds]]", "pod securityCtx": "map[runAsNonRoot:true]",
+			"affinity": "map[nodeAffinity:map[]]", "labels": "map[app:agent-sandbox-controller team:platform]",
+			"annotations": "map[sidecar.istio.io/inject:false]",
+		}[what]
+		if got != want {
+			t.Errorf("%s = %s, want %s", what, got, want)
+		}
+	}
+}
+
+func TestCheckAffinity(t *testing.T) {
+	for s, want := range map[string]string{
+		`{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"pool","operator":"In","values":["system"]}]}]}}}`: "",
+		`{"nodeAffinty":{}}`: `unknown field "nodeAffinty"`,
+		`{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":"x"}}`: "cannot unmarshal string",
+		`{}`:               "an empty affinity",
+		`nodeAffinity: {}`: "not a Kubernetes Affinity",
+	} {
+		err := checkAffinity(s)
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("checkAffinity(%s) = %v, want %q", s, err, want)
+		}
+	}
+}

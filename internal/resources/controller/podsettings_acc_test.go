@@ -1,0 +1,149 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
+)
+
+// TestAccController_chartPodOptions: the chart's pod options on the
+// installed controller Deployment and on its running pods (scheduled by
+// the affinity onto the system pool), changed in place, with an empty plan
+// after each apply.
+func TestAccController_chartPodOptions(t *testing.T) {
+	rs := newReleaseServer(t)
+	affinity := `jsonencode({ nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms = [{
+      matchExpressions = [{ key = "cloud.google.com/gke-nodepool", operator = "In", values = ["system-pool"] }] }] } } })`
+	first := `
+  controller = {
+    image_pull_policy  = "IfNotPresent"
+    image_pull_secrets = ["mirror-creds"]
+    pod_labels         = { team = "platform" }
+    pod_annotations    = { "example.com/scrape" = "true" }
+    pod_security_context = { run_as_non_root = true, run_as_user = 65532, seccomp_profile = "RuntimeDefault" }
+    container_security_context = {
+      allow_privilege_escalation = false
+      read_only_root_filesystem  = true
+      capabilities_drop          = ["ALL"]
+    }
+    affinity = ` + affinity + `
+  }`
+	second := `
+  controller = {
+    image_pull_policy  = "Always"
+    image_pull_secrets = ["mirror-creds", "backup-creds"]
+    pod_labels         = { team = "agents" }
+    container_security_context = { allow_privilege_escalation = false }
+  }`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:           configRelease(rs.URL, "v1.0.3", first),
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkDeploymentAvailable(),
+				checkControllerPods(t, func(p corev1.Pod) string {
+					c := p.Spec.Containers[0]
+					switch {
+					case c.ImagePullPolicy != corev1.PullIfNotPresent:
+						return fmt.Sprintf("imagePullPolicy %s", c.ImagePullPolicy)
+					case fmt.Sprint(p.Spec.ImagePullSecrets) != "[{mirror-creds}]":
+						return fmt.Sprintf("imagePullSecrets %v", p.Spec.ImagePullSecrets)
+					case p.Labels["team"] != "platform" || p.Labels["app"] != controllerName:
+						return fmt.Sprintf("labels %v", p.Labels)
+					case p.Annotations["example.com/scrape"] != "true":
+						return fmt.Sprintf("annotations %v", p.Annotations)
+					case p.Spec.SecurityContext == nil || p.Spec.SecurityContext.RunAsNonRoot == nil || !*p.Spec.SecurityContext.RunAsNonRoot ||
+						p.Spec.SecurityContext.RunAsUser == nil || *p.Spec.SecurityContext.RunAsUser != 65532 ||
+						p.Spec.SecurityContext.SeccompProfile == nil || p.Spec.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
+						return fmt.Sprintf("pod securityContext %+v", p.Spec.SecurityContext)
+					case c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation ||
+						c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem ||
+						c.SecurityContext.Capabilities == nil || fmt.Sprint(c.SecurityContext.Capabilities.Drop) != "[ALL]":
+						return fmt.Sprintf("container securityContext %+v", c.SecurityContext)
+					case p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil:
+						return fmt.Sprintf("affinity %+v", p.Spec.Affinity)
+					case !strings.HasPrefix(p.Spec.NodeName, "system-pool-"):
+						return fmt.Sprintf("scheduled on %q, not on the system pool the affinity requires", p.Spec.NodeName)
+					}
+					return ""
+				}),
+			),
+		}, {
+			// Changed in place: the rollout's pods carry the new values,
+			// and what was removed (affinity, pod security context,
+			// annotations) is gone.
+			Config: configRelease(rs.URL, "v1.0.3", second),
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkDeploymentAvailable(),
+				checkControllerPods(t, func(p corev1.Pod) string {
+					c := p.Spec.Containers[0]
+					switch {
+					case c.ImagePullPolicy != corev1.PullAlways:
+						return fmt.Sprintf("imagePullPolicy %s", c.ImagePullPolicy)
+					case fmt.Sprint(p.Spec.ImagePullSecrets) != "[{mirror-creds} {backup-creds}]":
+						return fmt.Sprintf("imagePullSecrets %v", p.Spec.ImagePullSecrets)
+					case p.Labels["team"] != "agents":
+						return fmt.Sprintf("labels %v", p.Labels)
+					case p.Annotations["example.com/scrape"] != "":
+						return fmt.Sprintf("annotations %v (removed from the configuration)", p.Annotations)
+					case p.Spec.Affinity != nil:
+						return fmt.Sprintf("affinity %+v (removed from the configuration)", p.Spec.Affinity)
+					case p.Spec.SecurityContext != nil && p.Spec.SecurityContext.RunAsUser != nil:
+						return fmt.Sprintf("pod securityContext %+v (removed from the configuration)", p.Spec.SecurityContext)
+					case c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem != nil:
+						return fmt.Sprintf("container securityContext %+v", c.SecurityContext)
+					}
+					return ""
+				}),
+			),
+		}},
+	})
+}
+
+// checkControllerPods waits until every pod of the controller Deployment
+// (and at least one) passes check, as a rollout finishes.
+func checkControllerPods(t *testing.T, check func(corev1.Pod) string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		cs := acctest.Clientset(t)
+		return waitFor(ctx, time.Minute, func() error {
+			pods, err := cs.CoreV1().Pods(controllerNS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + controllerName})
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil {
+					continue
+				}
+				n++
+				if p.Status.Phase != corev1.PodRunning {
+					return fmt.Errorf("controller pod %s is %s", p.Name, p.Status.Phase)
+				}
+				if bad := check(p); bad != "" {
+					return fmt.Errorf("controller pod %s: %s", p.Name, bad)
+				}
+			}
+			if n == 0 {
+				return fmt.Errorf("no controller pods in %s", controllerNS)
+			}
+			return nil
+		})
+	}
+}
