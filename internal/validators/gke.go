@@ -88,8 +88,9 @@ func GKEImageType(image string) validator.String {
 			if s == image {
 				return ""
 			}
-			return fmt.Sprintf("image_type is %q, but GKE Sandbox (gVisor) node pools need %s; GKE refuses any other image. "+
-				"Remove image_type or set it to %q.", s, image, image)
+			return fmt.Sprintf("image_type is %q, but GKE Sandbox node pools need %s: GKE documents it as the only image for "+
+				"gVisor and refuses any other, and no public GKE documentation names an image for MicroVM pools, so no other "+
+				"is accepted rather than guessed. Remove image_type or set it to %q.", s, image, image)
 		},
 	}
 }

@@ -15,13 +15,18 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
-// GKE's own marks on gVisor node pools, and the only sandbox and image
-// types this provider manages.
+// GKE's own marks on gVisor node pools, and the sandbox and image types
+// this provider manages. MICROVM is SandboxConfig.type's third value in
+// GKE's published API (container/v1 discovery document, revision 20261027,
+// schema SandboxConfig: "Run sandbox using MicroVM"); nothing else about
+// MicroVM pools is published there or in GKE's public documentation
+// reachable when this was written (see node_pool_schema.go).
 const (
-	sandboxKey    = "sandbox.gke.io/runtime"
-	sandboxValue  = "gvisor"
-	sandboxGVisor = "GVISOR"
-	imageCOS      = "COS_CONTAINERD"
+	sandboxKey     = "sandbox.gke.io/runtime"
+	sandboxValue   = "gvisor"
+	sandboxGVisor  = "GVISOR"
+	sandboxMicroVM = "MICROVM"
+	imageCOS       = "COS_CONTAINERD"
 )
 
 // Default timeouts. Node pool operations take minutes on GKE (creating

@@ -69,6 +69,70 @@ func TestAccGKENodePool_basic(t *testing.T) {
 	}))
 }
 
+// TestAccGKENodePool_microVM: sandbox_type = "MICROVM", the third value of
+// SandboxConfig.type in GKE's published API. The pool is created with it
+// (what GKE received is checked), no GKE mark is assumed (none is
+// documented), it changes in place like a gVisor pool, imports with no
+// diff, and changing the type replaces it (the API has no update for it).
+func TestAccGKENodePool_microVM(t *testing.T) {
+	env := startEmulator(t, gkeemu.ClusterSpec{})
+	microVM := func(body string) string {
+		return testAccNodePoolConfig(env, "microvm", "  sandbox_type = \"MICROVM\"\n"+body)
+	}
+	checkType := func(want string, wantLabels map[string]string) resource.TestCheckFunc {
+		return checkPool(env, poolAddr, func(np *container.NodePool, _ int64) error {
+			c := np.Config
+			if c.SandboxConfig == nil || c.SandboxConfig.Type != want || c.ImageType != "COS_CONTAINERD" {
+				return fmt.Errorf("sandbox %+v image %s, want %s on COS_CONTAINERD", c.SandboxConfig, c.ImageType, want)
+			}
+			for k, v := range wantLabels {
+				if c.Labels[k] != v {
+					return fmt.Errorf("labels %v, want %s=%s", c.Labels, k, v)
+				}
+			}
+			return nil
+		})
+	}
+	resource.Test(t, pools(env).Case(t,
+		resource.TestStep{
+			Config:           microVM(""),
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(poolAddr, attr("sandbox_type"), knownvalue.StringExact("MICROVM")),
+				statecheck.ExpectKnownValue(poolAddr, attr("image_type"), knownvalue.StringExact("COS_CONTAINERD")),
+				statecheck.ExpectKnownValue(poolAddr, attr("labels"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(poolAddr, attr("taints"), knownvalue.Null()),
+			},
+			Check: checkType("MICROVM", nil),
+		},
+		resource.TestStep{
+			Config: microVM(`  node_count = 2
+  labels     = { team = "agents" }
+  taints     = [{ key = "dedicated", value = "agents", effect = "NO_SCHEDULE" }]
+`),
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionUpdate),
+			Check: resource.ComposeTestCheckFunc(checkType("MICROVM", map[string]string{"team": "agents"}),
+				checkPool(env, poolAddr, func(np *container.NodePool, size int64) error {
+					if size != 2 || len(np.Config.Taints) != 1 {
+						return fmt.Errorf("size %d taints %v", size, np.Config.Taints)
+					}
+					return nil
+				})),
+		},
+		resource.TestStep{
+			ResourceName:            poolAddr,
+			ImportState:             true,
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: []string{"node_count"}, // not reported by the container API
+		},
+		resource.TestStep{
+			Config:           testAccNodePoolConfig(env, "microvm", `  node_count = 2`),
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionDestroyBeforeCreate),
+			Check:            checkType("GVISOR", map[string]string{"sandbox.gke.io/runtime": "gvisor"}),
+		},
+	))
+}
+
 func basicStateChecks(name string) []statecheck.StateCheck {
 	return []statecheck.StateCheck{
 		statecheck.ExpectKnownValue(poolAddr, attr("id"), knownvalue.StringExact(poolID(name))),
@@ -522,7 +586,7 @@ var badInputs = []struct {
 		[]string{"Upgrade could never make progress"}},
 	{"bad version", `  version = "v1.35"`, []string{`version = "v1.35"`, "must be a GKE version"}},
 	{"disk too small", `  disk_size_gb = 5`, []string{`disk_size_gb = 5`, "must be at least 10"}},
-	{"bad sandbox type", `  sandbox_type = "MICROVM"`, []string{`sandbox_type = "MICROVM"`, `value must be one of: ["GVISOR"]`}},
+	{"bad sandbox type", `  sandbox_type = "KATA"`, []string{`sandbox_type = "KATA"`, `value must be one of: ["GVISOR" "MICROVM"]`}},
 	{"bad oauth scope", `  oauth_scopes = ["cloud-platform"]`, []string{`oauth_scopes = ["cloud-platform"]`, "must be a scope URL"}},
 	{"cluster given as full name", "", // the cluster is set by the test
 		[]string{`cluster  = "projects/emu-project/locations/us-central1/clusters/emu-cluster"`, "Use the cluster's short name here"}},

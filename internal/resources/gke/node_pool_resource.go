@@ -154,11 +154,12 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodNodePoolsGet, name.String()))
 		return
 	}
-	if got.Config == nil || got.Config.SandboxConfig == nil || got.Config.SandboxConfig.Type != sandboxGVisor {
+	if got.Config == nil || got.Config.SandboxConfig == nil ||
+		(got.Config.SandboxConfig.Type != sandboxGVisor && got.Config.SandboxConfig.Type != sandboxMicroVM) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("sandbox_type"), "Not a GKE Sandbox node pool",
-			fmt.Sprintf("GKE reports node pool %s without sandbox_config.type GVISOR. This resource manages gVisor pools "+
-				"only; the plan replaces the pool with a gVisor one. To keep a regular pool, manage it with another "+
-				"resource and remove this one from state (terraform state rm).", name))
+			fmt.Sprintf("GKE reports node pool %s without sandbox_config.type GVISOR or MICROVM. This resource manages "+
+				"GKE Sandbox pools only; the plan replaces the pool with one of the configured sandbox_type. To keep a "+
+				"regular pool, manage it with another resource and remove this one from state (terraform state rm).", name))
 	}
 	r.setState(ctx, got, &state, &resp.State, resp.Private, &resp.Diagnostics)
 }

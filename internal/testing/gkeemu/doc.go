@@ -19,12 +19,18 @@
 //   - one operation at a time per cluster (FAILED_PRECONDITION with GKE's
 //     "please wait and try again" wording), except node pool management
 //     changes, which GKE documents as concurrent;
-//   - GKE's rules for GKE Sandbox (gVisor) node pools: sandboxConfig GVISOR
+//   - GKE's rules for GKE Sandbox (gVisor) node pools, from "Harden workload
+//     isolation with GKE Sandbox"
+//     (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods)
+//     and "GKE Sandbox" (concepts/sandbox-pods): sandboxConfig GVISOR
 //     needs imageType COS_CONTAINERD; a Standard cluster must keep at least
 //     one pool that is not a gVisor pool; taints with the key
 //     sandbox.gke.io/runtime are GKE's own and refused from users; GKE adds
 //     the label and the NoSchedule taint sandbox.gke.io/runtime=gvisor to
-//     such pools itself and keeps them across label and taint updates;
+//     such pools itself and keeps them across label and taint updates.
+//     MICROVM pools (a value of SandboxConfig.type in the published API
+//     that no reachable GKE documentation describes) are stored as sent,
+//     with none of these rules;
 //   - 404 NOT_FOUND, 409 ALREADY_EXISTS, node pool etags (409 ABORTED on a
 //     mismatch), node versions that must be offered and not newer than the
 //     control plane, auto-upgrade that cannot be turned off on a release

@@ -898,3 +898,32 @@ func TestFaultResets(t *testing.T) {
 		t.Errorf("a create after the faults: %v", err)
 	}
 }
+
+// A MICROVM pool (SandboxConfig.type in the published API) is stored as
+// sent: the emulator models none of the gVisor rules for it, since GKE's
+// reachable documentation describes none, and adds no marks.
+func TestMicroVMPoolIsStoredAsSent(t *testing.T) {
+	f := newFixture(t, gkeemu.ClusterSpec{})
+	np := gvisorPool("microvm")
+	np.Config.SandboxConfig.Type = "MICROVM"
+	np.Config.Labels = map[string]string{"team": "agents"}
+	f.create(t, np)
+	f.finish()
+	got, err := f.pools().Get(f.poolName("microvm")).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Config
+	if got.Status != "RUNNING" || c.SandboxConfig == nil || c.SandboxConfig.Type != "MICROVM" {
+		t.Fatalf("status %s, sandbox %+v", got.Status, c.SandboxConfig)
+	}
+	if len(c.Labels) != 1 || c.Labels["team"] != "agents" || len(c.Taints) != 0 {
+		t.Errorf("marks added to a MicroVM pool: labels %v taints %v", c.Labels, c.Taints)
+	}
+	// GKE's own taint key stays GKE's.
+	np = gvisorPool("microvm2")
+	np.Config.SandboxConfig.Type = "MICROVM"
+	np.Config.Taints = []*container.NodeTaint{{Key: gkeemu.SandboxKey, Value: "microvm", Effect: "NO_SCHEDULE"}}
+	_, err = f.pools().Create(f.ClusterName, &container.CreateNodePoolRequest{NodePool: np}).Do()
+	apiErr(t, err, 400, "INVALID_ARGUMENT", "is reserved for GKE Sandbox")
+}
