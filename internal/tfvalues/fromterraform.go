@@ -108,29 +108,9 @@ func fromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.V
 		}
 		return basetypes.NewObjectValueMust(t.AttrTypes, attrs), nil
 	case basetypes.ListType:
-		et := t.ElementType()
-		elems, null, unknown, err := elements(ctx, et, in)
-		switch {
-		case err != nil:
-			return nil, err
-		case null:
-			return basetypes.NewListNull(et), nil
-		case unknown:
-			return basetypes.NewListUnknown(et), nil
-		}
-		return basetypes.NewListValueMust(et, elems), nil
+		return collection(ctx, t.ElementType(), in, basetypes.NewListNull, basetypes.NewListUnknown, basetypes.NewListValueMust)
 	case basetypes.SetType:
-		et := t.ElementType()
-		elems, null, unknown, err := elements(ctx, et, in)
-		switch {
-		case err != nil:
-			return nil, err
-		case null:
-			return basetypes.NewSetNull(et), nil
-		case unknown:
-			return basetypes.NewSetUnknown(et), nil
-		}
-		return basetypes.NewSetValueMust(et, elems), nil
+		return collection(ctx, t.ElementType(), in, basetypes.NewSetNull, basetypes.NewSetUnknown, basetypes.NewSetValueMust)
 	case basetypes.MapType:
 		et := t.ElementType()
 		switch {
@@ -157,6 +137,23 @@ func fromTerraform(ctx context.Context, typ attr.Type, in tftypes.Value) (attr.V
 }
 
 // elements converts the elements of a list or set value.
+// collection is a list or set of elements of type et read from in, made by
+// the kind's constructors of a null, an unknown and a known value.
+func collection[V attr.Value](ctx context.Context, et attr.Type, in tftypes.Value,
+	null, unknown func(attr.Type) V, known func(attr.Type, []attr.Value) V,
+) (attr.Value, error) {
+	elems, isNull, isUnknown, err := elements(ctx, et, in)
+	switch {
+	case err != nil:
+		return nil, err
+	case isNull:
+		return null(et), nil
+	case isUnknown:
+		return unknown(et), nil
+	}
+	return known(et, elems), nil
+}
+
 func elements(ctx context.Context, elemType attr.Type, in tftypes.Value) (elems []attr.Value, null, unknown bool, err error) {
 	switch {
 	case in.Type() == nil, in.IsKnown() && in.IsNull():

@@ -29,6 +29,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
 // PrecomputeTypes returns s with the types of its nested attributes and blocks
@@ -43,41 +44,49 @@ func PrecomputeTypes(s schema.Schema) schema.Schema {
 }
 
 func attributes(in map[string]schema.Attribute) map[string]schema.Attribute {
+	return mapped(in, attribute)
+}
+
+func blocks(in map[string]schema.Block) map[string]schema.Block { return mapped(in, block) }
+
+// mapped is a new map of f of each value of in (nil for nil).
+func mapped[V any](in map[string]V, f func(V) V) map[string]V {
 	if in == nil {
 		return nil
 	}
-	out := make(map[string]schema.Attribute, len(in))
-	for name, a := range in {
-		out[name] = attribute(a)
+	out := make(map[string]V, len(in))
+	for name, v := range in {
+		out[name] = f(v)
 	}
 	return out
+}
+
+// typeOr is the schema's own custom type when it set one, else the
+// derived type.
+func typeOr[T any](custom, derived T) T {
+	if any(custom) != nil {
+		return custom
+	}
+	return derived
 }
 
 func attribute(a schema.Attribute) schema.Attribute {
 	switch a := a.(type) {
 	case schema.SingleNestedAttribute:
 		a.Attributes = attributes(a.Attributes)
-		if a.CustomType == nil {
-			a.CustomType = ObjectType(a.Attributes)
-		}
+		a.CustomType = typeOr[basetypes.ObjectTypable](a.CustomType, ObjectType(a.Attributes))
 		return a
 	case schema.ListNestedAttribute:
 		a.NestedObject = object(a.NestedObject)
-		if a.CustomType == nil {
-			a.CustomType = types.ListType{ElemType: a.NestedObject.Type()}
-		}
+		a.CustomType = typeOr[basetypes.ListTypable](a.CustomType, types.ListType{ElemType: a.NestedObject.Type()})
 		return a
 	case schema.SetNestedAttribute:
 		a.NestedObject = object(a.NestedObject)
-		if a.CustomType == nil {
-			a.CustomType = types.SetType{ElemType: a.NestedObject.Type()}
-		}
+		a.CustomType = typeOr[basetypes.SetTypable](a.CustomType, types.SetType{ElemType: a.NestedObject.Type()})
 		return a
 	case schema.MapNestedAttribute:
 		a.NestedObject = object(a.NestedObject)
-		if a.CustomType == nil {
-			a.CustomType = types.MapType{ElemType: a.NestedObject.Type()}
-		}
+		a.CustomType = typeOr[basetypes.MapTypable](a.CustomType, types.MapType{ElemType: a.NestedObject.Type()})
 		return a
 	default:
 		return a
@@ -86,21 +95,8 @@ func attribute(a schema.Attribute) schema.Attribute {
 
 func object(o schema.NestedAttributeObject) schema.NestedAttributeObject {
 	o.Attributes = attributes(o.Attributes)
-	if o.CustomType == nil {
-		o.CustomType = ObjectType(o.Attributes)
-	}
+	o.CustomType = typeOr[basetypes.ObjectTypable](o.CustomType, ObjectType(o.Attributes))
 	return o
-}
-
-func blocks(in map[string]schema.Block) map[string]schema.Block {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]schema.Block, len(in))
-	for name, b := range in {
-		out[name] = block(b)
-	}
-	return out
 }
 
 func block(b schema.Block) schema.Block {
@@ -108,21 +104,15 @@ func block(b schema.Block) schema.Block {
 	case schema.SingleNestedBlock:
 		b.Attributes = attributes(b.Attributes)
 		b.Blocks = blocks(b.Blocks)
-		if b.CustomType == nil {
-			b.CustomType = types.ObjectType{AttrTypes: blockAttrTypes(b.Attributes, b.Blocks)}
-		}
+		b.CustomType = typeOr[basetypes.ObjectTypable](b.CustomType, types.ObjectType{AttrTypes: blockAttrTypes(b.Attributes, b.Blocks)})
 		return b
 	case schema.ListNestedBlock:
 		b.NestedObject = blockObject(b.NestedObject)
-		if b.CustomType == nil {
-			b.CustomType = types.ListType{ElemType: b.NestedObject.Type()}
-		}
+		b.CustomType = typeOr[basetypes.ListTypable](b.CustomType, types.ListType{ElemType: b.NestedObject.Type()})
 		return b
 	case schema.SetNestedBlock:
 		b.NestedObject = blockObject(b.NestedObject)
-		if b.CustomType == nil {
-			b.CustomType = types.SetType{ElemType: b.NestedObject.Type()}
-		}
+		b.CustomType = typeOr[basetypes.SetTypable](b.CustomType, types.SetType{ElemType: b.NestedObject.Type()})
 		return b
 	default:
 		return b
@@ -132,9 +122,7 @@ func block(b schema.Block) schema.Block {
 func blockObject(o schema.NestedBlockObject) schema.NestedBlockObject {
 	o.Attributes = attributes(o.Attributes)
 	o.Blocks = blocks(o.Blocks)
-	if o.CustomType == nil {
-		o.CustomType = types.ObjectType{AttrTypes: blockAttrTypes(o.Attributes, o.Blocks)}
-	}
+	o.CustomType = typeOr[basetypes.ObjectTypable](o.CustomType, types.ObjectType{AttrTypes: blockAttrTypes(o.Attributes, o.Blocks)})
 	return o
 }
 
