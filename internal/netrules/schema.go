@@ -122,7 +122,7 @@ func SelectorAttribute(description string) schema.SingleNestedAttribute {
 							Validators: []validator.List{listvalidator.ValueStringsAre(validators.LabelValue())},
 						},
 					},
-					Validators: []validator.Object{requirementValidator{}},
+					Validators: []validator.Object{requirementValidator},
 				},
 			},
 		},
@@ -159,7 +159,7 @@ func ipBlockAttribute(description string) schema.SingleNestedAttribute {
 			"cidr":   cidrAttribute(),
 			"except": exceptAttribute(),
 		},
-		Validators: []validator.Object{exceptValidator{}},
+		Validators: []validator.Object{exceptValidator},
 	}
 }
 
@@ -188,7 +188,7 @@ func egressObject() schema.NestedAttributeObject {
 				"`namespace_selector` is set."),
 			"ports": portsAttribute("Destination ports. Unset: every port."),
 		},
-		Validators: []validator.Object{exceptValidator{}, metadataValidator{}, destinationValidator{}},
+		Validators: []validator.Object{exceptValidator, metadataValidator, destinationValidator},
 	}
 }
 
@@ -234,7 +234,7 @@ func portsAttribute(description string) schema.ListNestedAttribute {
 					Validators:          []validator.String{validators.Protocol()},
 				},
 			},
-			Validators: []validator.Object{portRangeValidator{}},
+			Validators: []validator.Object{portRangeValidator},
 		},
 	}
 }
@@ -263,20 +263,28 @@ func defaultIngress() types.List {
 // Object validators for the rules that involve more than one attribute.
 // Each reports at the attribute to fix and skips values not known yet.
 
+// objectRule is an object validator: its description, and its check of the
+// object's attributes, run only when the object is known.
+type objectRule struct {
+	description string
+	check       func(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse)
+}
+
+func (r objectRule) Description(context.Context) string { return r.description }
+
+func (r objectRule) MarkdownDescription(context.Context) string { return r.description }
+
+func (r objectRule) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if attrs, ok := knownAttrs(req.ConfigValue); ok {
+		r.check(ctx, req, attrs, resp)
+	}
+}
+
 // exceptValidator: every except range is strictly inside cidr, as the API
 // server requires (and as "except" means).
-type exceptValidator struct{}
+var exceptValidator = objectRule{"every except range must lie strictly inside cidr", exceptCheck}
 
-func (exceptValidator) Description(context.Context) string {
-	return "every except range must lie strictly inside cidr"
-}
-func (v exceptValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (exceptValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	attrs, ok := knownAttrs(req.ConfigValue)
-	if !ok {
-		return
-	}
+func exceptCheck(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
 	cidrStr, ok := tfvalues.StringIfSet(attrs["cidr"])
 	if !ok {
 		return
@@ -309,18 +317,9 @@ func (exceptValidator) ValidateObject(ctx context.Context, req validator.ObjectR
 // metadataValidator refuses an allow_egress entry whose whole range is a
 // metadata server while block_metadata_server is on: there is nothing to
 // carve out of it, so honouring it would open exactly what blocking closes.
-type metadataValidator struct{}
+var metadataValidator = objectRule{"cidr may not be the metadata server while block_metadata_server is true", metadataCheck}
 
-func (metadataValidator) Description(context.Context) string {
-	return "cidr may not be the metadata server while block_metadata_server is true"
-}
-func (v metadataValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (metadataValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	attrs, ok := knownAttrs(req.ConfigValue)
-	if !ok {
-		return
-	}
+func metadataCheck(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
 	cidrStr, ok := tfvalues.StringIfSet(attrs["cidr"])
 	if !ok {
 		return
@@ -348,20 +347,9 @@ func (metadataValidator) ValidateObject(ctx context.Context, req validator.Objec
 // destinationValidator: an allow_egress entry names a destination, an IP
 // range or selectors. (Kubernetes reads a peer with neither as every
 // destination; allow_internet and a 0.0.0.0/0 range say that explicitly.)
-type destinationValidator struct{}
+var destinationValidator = objectRule{"one of cidr, namespace_selector or pod_selector is required", destinationCheck}
 
-func (destinationValidator) Description(context.Context) string {
-	return "one of cidr, namespace_selector or pod_selector is required"
-}
-func (v destinationValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (destinationValidator) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	attrs, ok := knownAttrs(req.ConfigValue)
-	if !ok {
-		return
-	}
+func destinationCheck(_ context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
 	for _, k := range []string{"cidr", "namespace_selector", "pod_selector"} {
 		if v, ok := attrs[k]; ok && !v.IsNull() {
 			return // set, or unknown (then checked again at apply)
@@ -373,20 +361,9 @@ func (destinationValidator) ValidateObject(_ context.Context, req validator.Obje
 }
 
 // portRangeValidator: end_port needs a numeric port no greater than it.
-type portRangeValidator struct{}
+var portRangeValidator = objectRule{"end_port requires a numeric port no greater than end_port", portRangeCheck}
 
-func (portRangeValidator) Description(context.Context) string {
-	return "end_port requires a numeric port no greater than end_port"
-}
-func (v portRangeValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (portRangeValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	attrs, ok := knownAttrs(req.ConfigValue)
-	if !ok {
-		return
-	}
+func portRangeCheck(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
 	end, ok := attrs["end_port"].(types.Int64)
 	if !ok || end.IsNull() || end.IsUnknown() {
 		return
@@ -415,20 +392,9 @@ func (portRangeValidator) ValidateObject(ctx context.Context, req validator.Obje
 
 // requirementValidator: In and NotIn need values, Exists and DoesNotExist
 // take none.
-type requirementValidator struct{}
+var requirementValidator = objectRule{"values are required for In and NotIn and forbidden for Exists and DoesNotExist", requirementCheck}
 
-func (requirementValidator) Description(context.Context) string {
-	return "values are required for In and NotIn and forbidden for Exists and DoesNotExist"
-}
-func (v requirementValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (requirementValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	attrs, ok := knownAttrs(req.ConfigValue)
-	if !ok {
-		return
-	}
+func requirementCheck(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
 	op, ok := tfvalues.StringIfSet(attrs["operator"])
 	if !ok {
 		return
