@@ -184,6 +184,18 @@ type tally struct{ answered, delegated atomic.Int64 }
 
 func (t *tally) counts() (fast, framework int64) { return t.answered.Load(), t.delegated.Load() }
 
+// plan counts a plan of t's kind that the fast path answered (ok; a plan
+// answered too) or handed to the framework, and passes its answer on.
+func (t *tally) plan(resp *tfprotov6.PlanResourceChangeResponse, ok bool) (*tfprotov6.PlanResourceChangeResponse, bool) {
+	if ok {
+		plansAnswered.Add(1)
+		t.answered.Add(1)
+	} else {
+		t.delegated.Add(1)
+	}
+	return resp, ok
+}
+
 // eligible is what of reports of typeName's schema: whether calls of one
 // kind may be answered by the fast path, and if not, why.
 func (s *Server) eligible(ctx context.Context, typeName string, of func(*typeInfo) (bool, string)) (bool, string) {
@@ -241,20 +253,14 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 		}
 	}
 	if req != nil && isCreate(req) {
-		if resp, ok := s.planCreate(ctx, req); ok {
-			plansAnswered.Add(1)
-			creates.answered.Add(1)
+		if resp, ok := creates.plan(s.planCreate(ctx, req)); ok {
 			return resp, nil
 		}
-		creates.delegated.Add(1)
 	}
 	if req != nil && isUpdate(req) {
-		if resp, ok := s.planUpdate(ctx, req); ok {
-			plansAnswered.Add(1)
-			updates.answered.Add(1)
+		if resp, ok := updates.plan(s.planUpdate(ctx, req)); ok {
 			return resp, nil
 		}
-		updates.delegated.Add(1)
 	}
 	plansDelegated.Add(1)
 	return callFramework(ctx, s.FrameworkServer.PlanResourceChange, req)

@@ -3,7 +3,10 @@ package fastpath
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
 	"math/big"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/attr/xattr"
@@ -367,6 +370,16 @@ func (w *vwalk) block(n *vnode, v tftypes.Value, p *pnode) {
 	}
 }
 
+// allNumbersOK reports whether every value of elems is numbersOK.
+func allNumbersOK(elems iter.Seq[tftypes.Value]) bool {
+	for e := range elems {
+		if !numbersOK(e) {
+			return false
+		}
+	}
+	return true
+}
+
 // maxExact is the largest integer every number type of the index converts
 // and validates without a word (Float64Type: 2^53).
 var maxExact = new(big.Float).SetInt64(1 << 53)
@@ -393,33 +406,11 @@ func numbersOK(v tftypes.Value) bool {
 		}
 		return true
 	case tftypes.List, tftypes.Set, tftypes.Tuple:
-		if !hasNumber(v.Type()) {
-			return true
-		}
 		var elems []tftypes.Value
-		if v.As(&elems) != nil {
-			return false
-		}
-		for _, e := range elems {
-			if !numbersOK(e) {
-				return false
-			}
-		}
-		return true
+		return !hasNumber(v.Type()) || (v.As(&elems) == nil && allNumbersOK(slices.Values(elems)))
 	case tftypes.Map:
-		if !hasNumber(v.Type()) {
-			return true
-		}
 		var elems map[string]tftypes.Value
-		if v.As(&elems) != nil {
-			return false
-		}
-		for _, e := range elems {
-			if !numbersOK(e) {
-				return false
-			}
-		}
-		return true
+		return !hasNumber(v.Type()) || (v.As(&elems) == nil && allNumbersOK(maps.Values(elems)))
 	}
 	if !v.Type().Is(tftypes.Number) {
 		return true
