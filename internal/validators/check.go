@@ -31,6 +31,14 @@ func Valid(summary, desc string, ok func(string) bool) Check {
 
 var _ validator.String = Check{}
 
+// described is the Description and MarkdownDescription of a validator
+// whose description is fixed, for validator types to embed.
+type described string
+
+func (d described) Description(context.Context) string { return string(d) }
+
+func (d described) MarkdownDescription(context.Context) string { return string(d) }
+
 func (v Check) Description(context.Context) string { return v.Desc }
 
 func (v Check) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }

@@ -75,17 +75,12 @@ func (v claimPodLabels) ValidateMap(_ context.Context, req validator.MapRequest,
 
 // ClaimPodAnnotations refuses annotation keys in Kubernetes' and the
 // controller's domains, which a claim may not set on its pod.
-func ClaimPodAnnotations() validator.Map { return claimPodAnnotations{} }
-
-type claimPodAnnotations struct{}
-
-func (claimPodAnnotations) Description(context.Context) string {
-	return "annotation keys may not be in the kubernetes.io, k8s.io or agents.x-k8s.io domains (except " + sandboxapi.AnnotationSafeToEvict + ")"
+func ClaimPodAnnotations() validator.Map {
+	return claimPodAnnotations{"annotation keys may not be in the kubernetes.io, k8s.io or agents.x-k8s.io domains (except " +
+		sandboxapi.AnnotationSafeToEvict + ")"}
 }
 
-func (v claimPodAnnotations) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
+type claimPodAnnotations struct{ described }
 
 func (claimPodAnnotations) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

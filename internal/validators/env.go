@@ -32,15 +32,9 @@ func EnvVarName() validator.String {
 // container): each variable may be set once per container, since which of
 // two entries wins would depend on the controller. The error is at the
 // later entry's name.
-func UniqueEnv() validator.List { return uniqueEnv{} }
+func UniqueEnv() validator.List { return uniqueEnv{"each variable may be set once per container"} }
 
-type uniqueEnv struct{}
-
-func (uniqueEnv) Description(context.Context) string {
-	return "each variable may be set once per container"
-}
-
-func (v uniqueEnv) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+type uniqueEnv struct{ described }
 
 func (uniqueEnv) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

@@ -102,20 +102,14 @@ func ResourceList() []validator.Map {
 	return []validator.Map{
 		mapvalidator.KeysAre(ResourceName()),
 		mapvalidator.ValueStringsAre(NonNegativeQuantity()),
-		cpuMillicores{},
+		cpuMillicores{"cpu must be a whole number of millicores (1m = 0.001 CPU)"},
 	}
 }
 
 // cpuMillicores refuses a CPU quantity finer than a millicore ("100u",
 // "0.0005", "1.0001"): the API server rounds it up to whole millicores
 // (100u is stored as 1m), so the plan would never match what is read back.
-type cpuMillicores struct{}
-
-func (cpuMillicores) Description(context.Context) string {
-	return "cpu must be a whole number of millicores (1m = 0.001 CPU)"
-}
-
-func (v cpuMillicores) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+type cpuMillicores struct{ described }
 
 func (cpuMillicores) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
