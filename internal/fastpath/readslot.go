@@ -40,20 +40,27 @@ type prefetch struct {
 	obj  any
 }
 
-type readSlotKey struct{}
+// slotKey is the context key of a slot of type S.
+type slotKey[S any] struct{}
 
-// withReadSlot returns ctx carrying a new, empty slot.
-func withReadSlot(ctx context.Context) (context.Context, *ReadSlot) {
-	s := &ReadSlot{}
-	return context.WithValue(ctx, readSlotKey{}, s), s
+// withSlot returns ctx carrying a new, empty slot of type S.
+func withSlot[S any](ctx context.Context) (context.Context, *S) {
+	s := new(S)
+	return context.WithValue(ctx, slotKey[S]{}, s), s
 }
+
+// slotFrom returns the slot of type S ctx carries, or nil.
+func slotFrom[S any](ctx context.Context) *S {
+	s, _ := ctx.Value(slotKey[S]{}).(*S)
+	return s
+}
+
+// withReadSlot returns ctx carrying a new, empty read slot.
+func withReadSlot(ctx context.Context) (context.Context, *ReadSlot) { return withSlot[ReadSlot](ctx) }
 
 // ReadSlotFrom returns the slot of the ReadResource call ctx belongs to, or
 // nil outside of one.
-func ReadSlotFrom(ctx context.Context) *ReadSlot {
-	s, _ := ctx.Value(readSlotKey{}).(*ReadSlot)
-	return s
-}
+func ReadSlotFrom(ctx context.Context) *ReadSlot { return slotFrom[ReadSlot](ctx) }
 
 // Take returns the object the fast path fetched for key (obj is nil and
 // found false for a 404), once; ok is false when nothing was fetched for
@@ -109,19 +116,11 @@ type WriteSlot struct {
 	last   prefetch
 }
 
-type writeSlotKey struct{}
-
-func withWriteSlot(ctx context.Context) (context.Context, *WriteSlot) {
-	s := &WriteSlot{}
-	return context.WithValue(ctx, writeSlotKey{}, s), s
-}
+func withWriteSlot(ctx context.Context) (context.Context, *WriteSlot) { return withSlot[WriteSlot](ctx) }
 
 // WriteSlotFrom returns the slot of the ApplyResourceChange call ctx
 // belongs to, or nil outside of one.
-func WriteSlotFrom(ctx context.Context) *WriteSlot {
-	s, _ := ctx.Value(writeSlotKey{}).(*WriteSlot)
-	return s
-}
+func WriteSlotFrom(ctx context.Context) *WriteSlot { return slotFrom[WriteSlot](ctx) }
 
 // Wrote records obj, as seen, as the object the new state is made from.
 func (s *WriteSlot) Wrote(seen Seen, obj any) {
