@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -326,27 +327,30 @@ func mergeOverrides(typed corev1.PodSpec, s string) (corev1.PodSpec, error) {
 // mergeMaps returns base overlaid by top: top's scalars and lists win, maps
 // merge recursively, and the keyed lists of a PodSpec merge entry by name.
 func mergeMaps(base, top map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, tv := range top {
-		bv, ok := out[k]
-		if !ok {
-			out[k] = tv
-			continue
-		}
+	return overlay(base, top, func(k string, bv, tv any) any {
 		if _, keyed := keyedLists[k]; keyed {
-			out[k] = mergeByName(bv, tv)
-			continue
+			return mergeByName(bv, tv)
 		}
 		bm, bok := bv.(map[string]any)
 		tm, tok := tv.(map[string]any)
 		if bok && tok {
-			out[k] = mergeMaps(bm, tm)
-			continue
+			return mergeMaps(bm, tm)
 		}
-		out[k] = tv
+		return tv
+	})
+}
+
+// overlay returns a new map of base's entries and top's: a key only one of
+// them has keeps its value, a key both have gets merge's.
+func overlay(base, top map[string]any, merge func(k string, bv, tv any) any) map[string]any {
+	out := make(map[string]any, len(base)+len(top))
+	maps.Copy(out, base)
+	for k, tv := range top {
+		if bv, ok := out[k]; ok {
+			out[k] = merge(k, bv, tv)
+		} else {
+			out[k] = tv
+		}
 	}
 	return out
 }
@@ -533,50 +537,38 @@ func undeclared(res, ov map[string]any, at string) map[string]any {
 // overlap): objects merge recursively, lists of named objects by name
 // (a's entries first, in a's order), anything else is b's.
 func mergeNamed(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, bv := range b {
-		av, ok := out[k]
-		if !ok {
-			out[k] = bv
-			continue
-		}
+	return overlay(a, b, func(_ string, av, bv any) any {
 		am, aok := av.(map[string]any)
 		bm, bok := bv.(map[string]any)
 		if aok && bok {
-			out[k] = mergeNamed(am, bm)
-			continue
+			return mergeNamed(am, bm)
 		}
 		al, _ := av.([]any)
 		bl, _ := bv.([]any)
-		if named(al) && named(bl) {
-			byName := map[string]map[string]any{}
-			for _, e := range bl {
-				byName[nameOf(e)], _ = e.(map[string]any)
+		if !named(al) || !named(bl) {
+			return bv
+		}
+		byName := map[string]map[string]any{}
+		for _, e := range bl {
+			byName[nameOf(e)], _ = e.(map[string]any)
+		}
+		var l []any
+		for _, e := range al {
+			n := nameOf(e)
+			if be, ok := byName[n]; ok {
+				em, _ := e.(map[string]any)
+				e = mergeNamed(em, be)
+				delete(byName, n)
 			}
-			var l []any
-			for _, e := range al {
-				n := nameOf(e)
-				if be, ok := byName[n]; ok {
-					em, _ := e.(map[string]any)
-					e = mergeNamed(em, be)
-					delete(byName, n)
-				}
+			l = append(l, e)
+		}
+		for _, e := range bl {
+			if _, left := byName[nameOf(e)]; left {
 				l = append(l, e)
 			}
-			for _, e := range bl {
-				if _, left := byName[nameOf(e)]; left {
-					l = append(l, e)
-				}
-			}
-			out[k] = l
-			continue
 		}
-		out[k] = bv
-	}
-	return out
+		return l
+	})
 }
 
 // project keeps of live only what shape has: the same keys, recursively;
