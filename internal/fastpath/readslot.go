@@ -116,7 +116,10 @@ type WriteSlot struct {
 	last   prefetch
 }
 
-func withWriteSlot(ctx context.Context) (context.Context, *WriteSlot) { return withSlot[WriteSlot](ctx) }
+// withWriteSlot returns ctx carrying a new, empty write slot.
+func withWriteSlot(ctx context.Context) (context.Context, *WriteSlot) {
+	return withSlot[WriteSlot](ctx)
+}
 
 // WriteSlotFrom returns the slot of the ApplyResourceChange call ctx
 // belongs to, or nil outside of one.
