@@ -118,7 +118,7 @@ func podSettingsAttributes() map[string]schema.Attribute {
 				"`jsonencode({ nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms = [{ matchExpressions = " +
 				"[{ key = \"pool\", operator = \"In\", values = [\"system\"] }] }] } } })`. Checked at validate against Kubernetes' `Affinity` " +
 				"type: an unknown field or a value of the wrong type is refused.",
-			Validators: []validator.String{affinityValidator{}},
+			Validators: []validator.String{affinityValid},
 		},
 	}
 }
@@ -247,24 +247,17 @@ func setSeccomp(m map[string]any, v types.String) {
 	}
 }
 
-// affinityValidator refuses what is not a Kubernetes Affinity in JSON.
-type affinityValidator struct{}
-
-func (affinityValidator) Description(context.Context) string {
-	return "must be a Kubernetes Affinity as JSON"
-}
-
-func (v affinityValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (affinityValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if err := checkAffinity(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid affinity",
-			fmt.Sprintf("%v.\n\nGive a Kubernetes Affinity (nodeAffinity, podAffinity, podAntiAffinity) in its own field names, "+
-				"as JSON: jsonencode({ nodeAffinity = { ... } }).", err))
-	}
+// affinityValid refuses what is not a Kubernetes Affinity in JSON.
+var affinityValid = validators.Check{
+	Summary: "Invalid affinity",
+	Desc:    "must be a Kubernetes Affinity as JSON",
+	Problem: func(s string) string {
+		if err := checkAffinity(s); err != nil {
+			return fmt.Sprintf("%v.\n\nGive a Kubernetes Affinity (nodeAffinity, podAffinity, podAntiAffinity) in its own field names, "+
+				"as JSON: jsonencode({ nodeAffinity = { ... } }).", err)
+		}
+		return ""
+	},
 }
 
 // checkAffinity decodes s strictly into corev1.Affinity: unknown fields and
