@@ -16,6 +16,7 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 )
 
@@ -60,6 +61,9 @@ type Stack struct {
 	ReleaseURL string
 	// GKE is the emulator itself (tests inspect it).
 	GKE *gkeemu.Server
+
+	// api holds the emulator to GKE's published API (see APIViolations).
+	api *gkeemu.Guard
 
 	env     *testenv.Env
 	servers []*http.Server
@@ -109,7 +113,10 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 	}
 	s.AccessToken = strings.TrimSpace(string(token))
 
-	emu := gkeemu.New(gkeemu.Options{AccessToken: s.AccessToken, Logf: s.logf("gkeemu")})
+	emu, err := s.newEmulator()
+	if err != nil {
+		return err
+	}
 	spec := gkeemu.ClusterSpec{Project: Project, Location: Location, Name: Cluster}
 	if err := gkeemu.AccessFromKubeconfig(&spec, env.Kubeconfig, ""); err != nil {
 		return err
@@ -126,6 +133,34 @@ func (s *Stack) start(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// newEmulator returns the stack's GKE emulator, held to GKE's published
+// container/v1 API as the emulator is in every test: a request the
+// discovery document does not allow is refused as GKE refuses it, and each
+// departure (requests and the emulator's own answers) is logged and kept
+// for APIViolations.
+func (s *Stack) newEmulator() (*gkeemu.Server, error) {
+	opts := gkeemu.Options{AccessToken: s.AccessToken, Logf: s.logf("gkeemu")}
+	logf := s.logf("gkeemu")
+	guard, err := gkeemu.NewGuard(&opts, func(v apidoc.Violation) {
+		logf("NOT IN GKE'S PUBLISHED API (container/v1 discovery document): %s", v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.api = guard
+	return gkeemu.New(opts), nil
+}
+
+// APIViolations returns every request and answer of the emulator so far
+// that GKE's published API (the container/v1 discovery document) does not
+// allow, naming the field. The examples' tests fail on any.
+func (s *Stack) APIViolations() []apidoc.Violation {
+	if s.api == nil {
+		return nil
+	}
+	return s.api.Violations()
 }
 
 // ReleaseHandler serves the offline bundles the way upstream's GitHub

@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/bundles"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 )
 
 // The release server has upstream's layout, <base>/<tag>/<asset>, and
@@ -67,5 +69,60 @@ func TestWriteVarFile(t *testing.T) {
 	}
 	if err := WriteVarFile(p, vars, "missing"); err == nil {
 		t.Error("a variable without a value was accepted")
+	}
+}
+
+// The demo stack's emulator is held to GKE's published API like every
+// test's: a request body with a field the container/v1 discovery document
+// does not have is refused as GKE refuses it and kept, naming the field,
+// for APIViolations (which the examples' tests fail on); a request the
+// document allows leaves nothing.
+func TestEmulatorIsHeldToThePublishedAPI(t *testing.T) {
+	var log strings.Builder
+	s := &Stack{log: &log, AccessToken: "token"}
+	emu, err := s.newEmulator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := emu.AddCluster(gkeemu.ClusterSpec{Project: Project, Location: Location, Name: Cluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(emu)
+	t.Cleanup(srv.Close)
+	do := func(method, path, body string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+"/v1/"+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer token")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	if code := do(http.MethodGet, name, ""); code != http.StatusOK {
+		t.Fatalf("GET %s: %d, want 200", name, code)
+	}
+	if vs := s.APIViolations(); len(vs) != 0 {
+		t.Fatalf("a request the document allows left violations: %v", vs)
+	}
+
+	code := do(http.MethodPost, name+"/nodePools", `{"nodePool":{"name":"agents","initialNodeCount":1,"confg":{"machineType":"e2-standard-4"}}}`)
+	if code != http.StatusBadRequest {
+		t.Errorf("node pool with the field typo confg: %d, want 400 as GKE's front end answers", code)
+	}
+	vs := s.APIViolations()
+	if len(vs) != 1 || vs[0].Field != "nodePool.confg" || !vs[0].Unknown {
+		t.Fatalf("violations %v, want exactly the unknown field nodePool.confg", vs)
+	}
+	if !strings.Contains(log.String(), "NOT IN GKE'S PUBLISHED API") || !strings.Contains(log.String(), "nodePool.confg") {
+		t.Errorf("the stack's log does not name the departure:\n%s", log.String())
 	}
 }

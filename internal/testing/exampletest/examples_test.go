@@ -104,13 +104,13 @@ func (c cluster) readyPoolPods(t *testing.T, ns, selector string) map[string]str
 	return out
 }
 
-// TestAccExamples plans every example directory against the local stand-in
-// for GKE (the first plan must give no warning), applies it, checks what it
-// made, re-plans (the plan must be empty), destroys it and checks that
-// everything is gone.
-func TestAccExamples(t *testing.T) {
-	acctest.PreCheck(t)
-	root := repoRoot(t)
+// startStack starts the demo stack (local control plane, GKE emulator,
+// release server) for t and stops it at t's end. Its emulator is held to
+// GKE's published container/v1 API (demo.Stack.APIViolations): any request
+// the provider sent or answer the emulator gave that the discovery document
+// does not allow fails t, naming the field.
+func startStack(t *testing.T, root string) *demo.Stack {
+	t.Helper()
 	st, err := demo.Start(t.Context(), demo.Options{
 		RepoRoot:        root,
 		LocalclusterBin: os.Getenv(testenv.LocalclusterBinVar),
@@ -120,10 +120,24 @@ func TestAccExamples(t *testing.T) {
 		t.Fatalf("starting the local stand-in for GKE: %v", err)
 	}
 	t.Cleanup(func() {
+		for _, v := range st.APIViolations() {
+			t.Errorf("gkeemu: not in GKE's published API (container/v1 discovery document): %s", v)
+		}
 		if err := st.Stop(context.Background()); err != nil {
 			t.Errorf("stopping the stand-in: %v", err)
 		}
 	})
+	return st
+}
+
+// TestAccExamples plans every example directory against the local stand-in
+// for GKE (the first plan must give no warning), applies it, checks what it
+// made, re-plans (the plan must be empty), destroys it and checks that
+// everything is gone.
+func TestAccExamples(t *testing.T) {
+	acctest.PreCheck(t)
+	root := repoRoot(t)
+	st := startStack(t, root)
 	cfg, err := testenv.RESTConfig(st.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,6 @@
 package exampletest_test
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -64,19 +62,7 @@ var exampleRules = tfjsoncmp.Rules{
 func TestAccExamples_fastPathOnAndOff(t *testing.T) {
 	acctest.PreCheck(t)
 	root := repoRoot(t)
-	st, err := demo.Start(t.Context(), demo.Options{
-		RepoRoot:        root,
-		LocalclusterBin: os.Getenv(testenv.LocalclusterBinVar),
-		Log:             testLog{t},
-	})
-	if err != nil {
-		t.Fatalf("starting the local stand-in for GKE: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := st.Stop(context.Background()); err != nil {
-			t.Errorf("stopping the stand-in: %v", err)
-		}
-	})
+	st := startStack(t, root)
 	cfg, err := testenv.RESTConfig(st.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 )
@@ -19,6 +20,52 @@ func (s *Server) violation(v apidoc.Violation) {
 		return
 	}
 	s.logf("gkeemu: not as the container/v1 discovery document says: %s", v)
+}
+
+// Guard holds an emulator that runs outside a Go test (the demo stack,
+// cmd/gkeemu, the examples' tests through the demo stack) to GKE's
+// published API, as emutest.Start does in tests: requests the discovery
+// document does not allow are refused as GKE's front end refuses them, and
+// every departure, the emulator's own answers included, is kept (see
+// Violations) and passed to the report function given to NewGuard.
+type Guard struct {
+	// Revision is the discovery document's revision (e.g. "20261027").
+	Revision string
+	mu       sync.Mutex
+	seen     []apidoc.Violation
+	report   func(apidoc.Violation)
+}
+
+// NewGuard loads the container/v1 discovery document (apidoc.Load) and
+// sets opts.API and opts.Violation so that the emulator built from opts is
+// held to it. report, when not nil, is called with each departure as it
+// happens.
+func NewGuard(opts *Options, report func(apidoc.Violation)) (*Guard, error) {
+	doc, err := apidoc.Load()
+	if err != nil {
+		return nil, fmt.Errorf("holding the GKE emulator to the published API: %w", err)
+	}
+	g := &Guard{Revision: doc.Revision, report: report}
+	opts.API = doc
+	opts.Violation = g.record
+	return g, nil
+}
+
+func (g *Guard) record(v apidoc.Violation) {
+	g.mu.Lock()
+	g.seen = append(g.seen, v)
+	g.mu.Unlock()
+	if g.report != nil {
+		g.report(v)
+	}
+}
+
+// Violations returns every departure from the published API seen so far,
+// in order.
+func (g *Guard) Violations() []apidoc.Violation {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]apidoc.Violation(nil), g.seen...)
 }
 
 // checkRequest holds a routed request to the discovery document (Options.API).

@@ -65,5 +65,10 @@
 // (GKE answers 401 without a bearer token, and so does the emulator; any
 // token is accepted unless Options.AccessToken names one). Tests in this
 // repository use package emutest, which also keeps every request on
-// 127.0.0.1. Outside tests, run the command internal/testing/gkeemu/cmd/gkeemu.
+// 127.0.0.1 and holds the emulator to GKE's published API (apidoc). Outside
+// Go tests the emulator is held to it too, through a Guard: the demo stack
+// (internal/devenv/demo, which the examples' tests use and fail on any
+// departure) and the command internal/testing/gkeemu/cmd/gkeemu (on unless
+// -api-check=false; each departure is logged). No test or demo talks to an
+// unguarded emulator.
 package gkeemu

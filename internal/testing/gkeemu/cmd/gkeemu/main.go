@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 )
 
 func main() {
@@ -62,6 +63,7 @@ type config struct {
 	urlFile        string
 	logRequests    bool
 	releaseChannel string
+	apiCheck       bool
 }
 
 // run serves until ctx ends. ready, when not nil, receives the base URL once
@@ -89,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	fs.StringVar(&c.accessToken, "access-token", "", "accept only this bearer token (default: any)")
 	fs.StringVar(&c.urlFile, "url-file", "", "write the base URL to this file once listening")
 	fs.BoolVar(&c.logRequests, "log-requests", true, "log every request and operation state change")
+	fs.BoolVar(&c.apiCheck, "api-check", true, "hold requests and answers to GKE's published container/v1 API (the discovery document of google.golang.org/api): refuse requests it does not allow as GKE does, and log every departure")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,6 +114,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 			fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 		}
 	}
+	var guard *gkeemu.Guard
+	if c.apiCheck {
+		guard, err = gkeemu.NewGuard(&opts, func(v apidoc.Violation) {
+			fmt.Fprintf(stderr, "%s gkeemu: NOT IN GKE'S PUBLISHED API (container/v1 discovery document): %s\n", time.Now().Format("15:04:05.000"), v)
+		})
+		if err != nil {
+			return fmt.Errorf("%w (pass -api-check=false to serve without the check)", err)
+		}
+	}
 	emu := gkeemu.New(opts)
 
 	ln, err := net.Listen("tcp", c.listen)
@@ -119,6 +131,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(stdout, "gkeemu: an EMULATOR of the GKE container/v1 API (not Google Kubernetes Engine) serving %s\n", url)
+	if guard != nil {
+		fmt.Fprintf(stdout, "gkeemu: held to GKE's published API, container/v1 discovery document revision %s (-api-check)\n", guard.Revision)
+	} else {
+		fmt.Fprintln(stdout, "gkeemu: NOT held to GKE's published API (-api-check=false): requests GKE would refuse may be accepted")
+	}
 
 	if !c.noSeed {
 		spec := gkeemu.ClusterSpec{
@@ -162,6 +179,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	if guard != nil {
+		if n := len(guard.Violations()); n > 0 {
+			fmt.Fprintf(stdout, "gkeemu: stopped; %d request(s) or answer(s) departed from GKE's published API (logged above)\n", n)
+			return nil
+		}
 	}
 	fmt.Fprintln(stdout, "gkeemu: stopped")
 	return nil
