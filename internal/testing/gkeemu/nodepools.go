@@ -24,6 +24,13 @@ func isGVisor(np *container.NodePool) bool {
 	return np.Config != nil && np.Config.SandboxConfig != nil && np.Config.SandboxConfig.Type == "GVISOR"
 }
 
+// refuseAutopilot: Autopilot clusters have no user-managed node pools; GKE
+// provisions nodes from the workloads' requests
+// (https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview),
+// and GKE Sandbox needs no pool there, only runtimeClassName: gvisor
+// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods, "GKE
+// Sandbox is ready to use in Autopilot clusters running GKE version
+// 1.27.4-gke.800 and later").
 func refuseAutopilot(cs *clusterState) *apiError {
 	if cs.autopilot() {
 		return errorf("FAILED_PRECONDITION", "Node pool operations are not supported on Autopilot cluster %s: "+
@@ -77,6 +84,10 @@ func (s *Server) createNodePool(req *request) (any, *apiError) {
 	if cs.pool(np.Name) != nil {
 		return nil, alreadyExists(req.route.clusterName() + "/nodePools/" + np.Name)
 	}
+	// "The default node pool ... can't use GKE Sandbox if it's the only node
+	// pool in the cluster, because GKE-managed system workloads must run
+	// separately from untrusted sandboxed workloads"
+	// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods).
 	if isGVisor(np) && !cs.autopilot() && countPools(cs, func(p *poolState) bool { return !isGVisor(p.np) && p.np.Status != "STOPPING" }) == 0 {
 		return nil, errorf("FAILED_PRECONDITION", "Cluster %s has no node pool without GKE Sandbox: a Standard cluster "+
 			"needs at least one node pool that does not use sandbox_config.type=GVISOR to run system workloads. "+
@@ -201,7 +212,11 @@ func instanceGroupURLs(cs *clusterState, np *container.NodePool) []string {
 }
 
 // addSandboxMarks puts GKE's own label and taint on a gVisor pool, as GKE
-// does on creation and keeps doing across label and taint updates.
+// does on creation and keeps doing across label and taint updates
+// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods:
+// sandboxed nodes carry the label sandbox.gke.io/runtime=gvisor and the
+// taint sandbox.gke.io/runtime=gvisor:NoSchedule). MICROVM pools get none:
+// no public GKE documentation says which marks they carry.
 func addSandboxMarks(np *container.NodePool) {
 	if !isGVisor(np) {
 		return
@@ -225,6 +240,10 @@ func validatePool(cs *clusterState, np *container.NodePool, field string) *apiEr
 	if e := validateNodeConfig(cs, np.Config, field+".config"); e != nil {
 		return e
 	}
+	// gVisor pools need Container-Optimized OS with containerd
+	// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods,
+	// "From the Image type drop-down list, select Container-Optimized OS with
+	// Containerd (cos_containerd)").
 	if isGVisor(np) && np.Config.ImageType != "COS_CONTAINERD" {
 		return invalidArgument(field+".config.image_type", "Node pool %q uses GKE Sandbox (sandbox_config.type=GVISOR), "+
 			"which requires image type COS_CONTAINERD; got %q.", np.Name, np.Config.ImageType)
@@ -309,6 +328,12 @@ func validateNodeConfig(cs *clusterState, c *container.NodeConfig, field string)
 	return validateTaints(c.Taints, field+".taints", true)
 }
 
+// validateLabels: GKE puts the label sandbox.gke.io/runtime=gvisor on the
+// nodes of gVisor pools itself and schedules gvisor pods there by it
+// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods); a
+// user's label with that key is refused on other pools. That GKE refuses it
+// from the API (rather than overwriting it) is what users report for the
+// taint (crossplane-contrib/provider-gcp#491), not a documented rule.
 func validateLabels(labels map[string]string, gvisor bool, field string) *apiError {
 	for k, v := range labels {
 		if errs := k8svalidation.IsQualifiedName(k); len(errs) > 0 {
@@ -325,7 +350,11 @@ func validateLabels(labels map[string]string, gvisor bool, field string) *apiErr
 	return nil
 }
 
-// validateTaints checks user taints. GKE's own sandbox taint is allowed only
+// validateTaints checks user taints. GKE adds the taint
+// sandbox.gke.io/runtime=gvisor:NoSchedule to gVisor nodes itself
+// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods,
+// which has pods tolerate it); the refusal of that key from users follows
+// crossplane-contrib/provider-gcp#491. GKE's own sandbox taint is allowed only
 // when it is the one GKE added (allowOwn), which is how a pool's stored
 // taints are re-validated.
 func validateTaints(taints []*container.NodeTaint, field string, allowOwn bool) *apiError {
@@ -385,6 +414,8 @@ func validateAutoscaling(a *container.NodePoolAutoscaling, field string) *apiErr
 	case a.TotalMinNodeCount > a.TotalMaxNodeCount:
 		return invalidArgument(field+".total_min_node_count", "total_min_node_count (%d) must not exceed total_max_node_count (%d).",
 			a.TotalMinNodeCount, a.TotalMaxNodeCount)
+	// "Maximum number of nodes per node pool in a zone: 1,000"
+	// (https://cloud.google.com/kubernetes-engine/quotas).
 	case a.MaxNodeCount > 1000:
 		return invalidArgument(field+".max_node_count", "max_node_count must be at most 1000 per zone.")
 	}
@@ -419,6 +450,9 @@ func validateManagement(cs *clusterState, m *container.NodeManagement, field str
 	if m == nil {
 		return nil
 	}
+	// Node auto-upgrade cannot be turned off in a cluster enrolled in a
+	// release channel
+	// (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
 	if ch := cs.c.ReleaseChannel; !m.AutoUpgrade && ch != nil && ch.Channel != "" && ch.Channel != "UNSPECIFIED" {
 		return invalidArgument(field+".auto_upgrade", "Auto_upgrade must be true when release_channel %s is set: "+
 			"node pools of a cluster enrolled in a release channel are always auto-upgraded.", ch.Channel)
@@ -498,6 +532,9 @@ func (s *Server) updateNodePool(req *request) (any, *apiError) {
 		if e != nil {
 			return nil, e
 		}
+		// Nodes cannot be downgraded, only an incomplete upgrade rolled
+		// back (https://cloud.google.com/kubernetes-engine/docs/how-to/upgrading-a-cluster,
+		// "Downgrading nodes"; the API documents no downgrade).
 		if compareVersions(v, p.np.Version) < 0 {
 			return nil, invalidArgument("node_version", "Node pool %s is at %s; downgrading it to %s is not supported "+
 				"(only an incomplete upgrade can be rolled back).", p.np.Name, p.np.Version, v)
@@ -678,6 +715,8 @@ func (s *Server) deleteNodePool(req *request) (any, *apiError) {
 	if p.np.Status == "STOPPING" {
 		return nil, errorf("FAILED_PRECONDITION", "Node pool %s is already being deleted.", p.np.Name)
 	}
+	// The same rule as at create (sandbox-pods how-to, above): the last
+	// regular pool of a cluster with gVisor pools stays.
 	if !isGVisor(p.np) && !cs.autopilot() &&
 		countPools(cs, func(x *poolState) bool { return x != p && !isGVisor(x.np) && x.np.Status != "STOPPING" }) == 0 &&
 		countPools(cs, func(x *poolState) bool { return isGVisor(x.np) && x.np.Status != "STOPPING" }) > 0 {

@@ -26,8 +26,10 @@ const (
 	DefaultReleaseChannel = "REGULAR"
 	// MinAgentSandboxVersion is the lowest control plane version on which
 	// the emulator lets the managed Agent Sandbox add-on be enabled. GKE's
-	// documentation cites 1.35.2-gke.1269000 (and, elsewhere, a 1.36
-	// patch); the lower one is used.
+	// documentation cites 1.35.2-gke.1269000 ("Enable Agent Sandbox on GKE",
+	// https://cloud.google.com/kubernetes-engine/docs/how-to/how-install-agent-sandbox)
+	// and, in other copies of that page, 1.36.3-gke.1767000 ("supports the
+	// v1beta1 API"); the lower one is used.
 	MinAgentSandboxVersion = "1.35.2-gke.1269000"
 	// MinPodSnapshotsVersion is the lowest control plane version on which
 	// the emulator lets GKE Pod snapshots (addonsConfig.podSnapshotConfig)
@@ -43,7 +45,8 @@ const (
 // upgrade it in place.
 var DefaultNodeVersions = []string{"1.35.2-gke.1269000", "1.34.5-gke.1100000"}
 
-// GKE Sandbox: the label and taint GKE puts on every gVisor node pool.
+// GKE Sandbox: the label and taint GKE puts on every gVisor node pool
+// (https://cloud.google.com/kubernetes-engine/docs/how-to/sandbox-pods).
 const (
 	SandboxKey   = "sandbox.gke.io/runtime"
 	SandboxValue = "gvisor"
