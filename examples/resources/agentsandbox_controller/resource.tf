@@ -10,8 +10,8 @@ resource "agentsandbox_controller" "this" {
 
   controller = {
     # Many warm pools: reconcile four at a time (upstream's default is one).
-    args     = ["--sandbox-warm-pool-concurrent-workers=4"]
-    replicas = 2
+    sandbox_warm_pool_concurrent_workers = 4
+    replicas                             = 2
     resources = {
       requests = { cpu = "200m", memory = "256Mi" }
       limits   = { memory = "1Gi" }

@@ -50,6 +50,8 @@ type controllerSettingsModel struct {
 	PodSecurityContext       types.Object `tfsdk:"pod_security_context"`
 	ContainerSecurityContext types.Object `tfsdk:"container_security_context"`
 	Affinity                 types.String `tfsdk:"affinity"`
+	// The chart's typed controller values (flags.go).
+	chartFlagsModel
 }
 
 type resourcesModel struct {
@@ -190,6 +192,7 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 	if !cm.Args.IsNull() {
 		diags.Append(cm.Args.ElementsAs(ctx, &s.Args, false)...)
 	}
+	s.Flags = renderFlags(flagValues(m.Controller.Attributes()))
 	if !cm.Replicas.IsNull() {
 		r := cm.Replicas.ValueInt64()
 		s.Replicas = &r

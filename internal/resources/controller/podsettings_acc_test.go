@@ -147,3 +147,62 @@ func checkControllerPods(t *testing.T, check func(corev1.Pod) string) resource.T
 		})
 	}
 }
+
+// TestAccController_chartControllerValues: the chart's typed controller
+// values on the installed Deployment's container args (and on its pods),
+// in the chart's order after the release's own, changed in place, then
+// removed (back to the release's args), with an empty plan after each
+// apply.
+func TestAccController_chartControllerValues(t *testing.T) {
+	rs := newReleaseServer(t)
+	checkArgs := func(want ...string) resource.TestCheckFunc {
+		return checkControllerPods(t, func(p corev1.Pod) string {
+			if got := p.Spec.Containers[0].Args; strings.Join(got, " ") != strings.Join(want, " ") {
+				return fmt.Sprintf("args %q, want %q", got, want)
+			}
+			return ""
+		})
+	}
+	step := func(settings string, want ...string) resource.TestStep {
+		return resource.TestStep{
+			Config:           configRelease(rs.URL, "v1.0.3", settings),
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+			Check:            resource.ComposeAggregateTestCheckFunc(checkDeploymentAvailable(), checkArgs(want...)),
+		}
+	}
+	update := func(s resource.TestStep) resource.TestStep {
+		s.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(resourceAddr, plancheck.ResourceActionUpdate)},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		return s
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			step(`
+  controller = {
+    leader_elect                             = false
+    cluster_domain                           = "corp.example"
+    kube_api_qps                             = 50
+    kube_api_burst                           = 100
+    sandbox_concurrent_workers               = 20
+    sandbox_warm_pool_max_batch_size         = 50
+    sandbox_warm_pool_readiness_grace_period = "10m"
+    enable_warm_pool_eviction                = false
+    args                                     = ["--zap-log-level=debug"]
+  }`, "--leader-elect=false", "--extensions", "--cluster-domain=corp.example", "--kube-api-qps=50", "--kube-api-burst=100",
+				"--sandbox-concurrent-workers=20", "--sandbox-warm-pool-max-batch-size=50",
+				"--sandbox-warm-pool-readiness-grace-period=10m", "--enable-warm-pool-eviction=false", "--zap-log-level=debug"),
+			update(step(`
+  controller = {
+    kube_api_qps                                     = 2.5
+    sandbox_warm_pool_unschedulable_recheck_interval = "90s"
+    enable_pprof                                     = true
+  }`, "--leader-elect=true", "--extensions", "--enable-pprof=true", "--kube-api-qps=2.5",
+				"--sandbox-warm-pool-unschedulable-recheck-interval=90s")),
+			update(step("", "--leader-elect=true", "--extensions")),
+		},
+	})
+}

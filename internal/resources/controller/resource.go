@@ -164,12 +164,13 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true,
 				MarkdownDescription: "Settings of the controller Deployment (`" + ControllerDeploymentName + "`) " +
 					"and its container. Unset attributes keep the release's values.",
-				Attributes: withPodSettings(map[string]schema.Attribute{
+				Attributes: withChartFlags(withPodSettings(map[string]schema.Attribute{
 					"args": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
 						MarkdownDescription: "Extra controller flags, e.g. `[\"--sandbox-warm-pool-concurrent-workers=4\", \"--leader-elect=false\"]`. " +
-							"A flag the release already sets is replaced, others are appended.",
+							"A flag the release already sets is replaced, others are appended (the chart's `controller.extraArgs`). A flag one of " +
+							"the typed attributes below sets (e.g. `--leader-elect` with `leader_elect`) is refused here: set it in one place.",
 						Validators: []validator.List{listvalidator.ValueStringsAre(
 							stringvalidator.RegexMatches(regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*(=.*)?$`), "must be a flag such as --leader-elect=false"))},
 					},
@@ -227,7 +228,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 							},
 						},
 					},
-				}),
+				})),
 			},
 			"allowed_label_domains": schema.SetAttribute{
 				Optional:    true,
@@ -337,6 +338,7 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	if diags.HasError() {
 		return
 	}
+	validateFlags(&m, s, &resp.Diagnostics)
 	ctl := path.Root("controller")
 	if _, ok := s.Pod.PodLabels[controllerPodLabel]; ok {
 		resp.Diagnostics.AddAttributeError(ctl.AtName("pod_labels").AtMapKey(controllerPodLabel), "Label the release selects its pods by",

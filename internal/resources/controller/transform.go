@@ -173,6 +173,9 @@ type controllerSettings struct {
 	HasTolerations bool
 	// Pod are the chart's pod options (podsettings.go).
 	Pod podSettings
+	// Flags are the chart's typed controller values that are set, in the
+	// chart's order (flags.go).
+	Flags []setFlag
 }
 
 // applyControllerSettings changes the controller Deployment (named
@@ -215,9 +218,15 @@ func applyControllerSettings(objs []object, s controllerSettings) error {
 		return fmt.Errorf("%s: Deployment %q has no containers", dep.where(), dep.GetName())
 	}
 	c, _ := containers[idx].(map[string]any)
-	if len(s.Args) > 0 {
+	if len(s.Args) > 0 || len(s.Flags) > 0 {
 		existing, _, _ := unstructured.NestedStringSlice(c, "args")
-		c["args"] = toAnySlice(mergeArgs(existing, s.Args))
+		typed := make([]string, 0, len(s.Flags))
+		for _, f := range s.Flags {
+			typed = append(typed, f.Arg)
+		}
+		// A flag is set by a typed value or by args, never both
+		// (ValidateConfig), so the order of the two merges is moot.
+		c["args"] = toAnySlice(mergeArgs(mergeArgs(existing, typed), s.Args))
 	}
 	if s.HasResources {
 		res := map[string]any{}

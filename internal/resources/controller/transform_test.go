@@ -317,3 +317,24 @@ func TestCheckAffinity(t *testing.T) {
 		}
 	}
 }
+
+// The chart's typed controller values on the release's Deployment: the
+// release's --leader-elect=true is replaced in place, the others follow
+// in the chart's order, then args.
+func TestApplyControllerSettings_ChartFlags(t *testing.T) {
+	objs := bundleObjects(t, "v1.0.3", assetAll)
+	err := applyControllerSettings(objs, controllerSettings{
+		Args: []string{"--zap-log-level=debug"},
+		Flags: renderFlags(map[string]any{
+			"sandbox_warm_pool_readiness_grace_period": "10m", "leader_elect": false, "kube_api_qps": 2.5, "kube_api_burst": int64(40),
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := controllerContainer(t, objs)
+	want := "[--leader-elect=false --extensions --kube-api-qps=2.5 --kube-api-burst=40 --sandbox-warm-pool-readiness-grace-period=10m --zap-log-level=debug]"
+	if got := fmt.Sprint(c["args"]); got != want {
+		t.Errorf("args = %s\nwant   %s", got, want)
+	}
+}
