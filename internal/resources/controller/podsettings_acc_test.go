@@ -195,12 +195,25 @@ func TestAccController_chartControllerValues(t *testing.T) {
   }`, "--leader-elect=false", "--extensions", "--cluster-domain=corp.example", "--kube-api-qps=50", "--kube-api-burst=100",
 				"--sandbox-concurrent-workers=20", "--sandbox-warm-pool-max-batch-size=50",
 				"--sandbox-warm-pool-readiness-grace-period=10m", "--enable-warm-pool-eviction=false", "--zap-log-level=debug"),
+			// The other values; the block profile rate in decimal
+			// (the chart renders 1000000 as 1e+06).
 			update(step(`
   controller = {
-    kube_api_qps                                     = 2.5
-    sandbox_warm_pool_unschedulable_recheck_interval = "90s"
+    leader_election_namespace                        = "kube-system"
+    enable_tracing                                   = true
     enable_pprof                                     = true
-  }`, "--leader-elect=true", "--extensions", "--enable-pprof=true", "--kube-api-qps=2.5",
+    enable_pprof_debug                               = true
+    pprof_block_profile_rate                         = 1000000
+    pprof_mutex_profile_fraction                     = 100
+    kube_api_qps                                     = 2.5
+    sandbox_claim_concurrent_workers                 = 25
+    sandbox_warm_pool_concurrent_workers             = 4
+    sandbox_template_concurrent_workers              = 2
+    sandbox_warm_pool_unschedulable_recheck_interval = "90s"
+  }`, "--leader-elect=true", "--extensions", "--leader-election-namespace=kube-system", "--enable-tracing=true",
+				"--enable-pprof=true", "--enable-pprof-debug=true", "--pprof-block-profile-rate=1000000",
+				"--pprof-mutex-profile-fraction=100", "--kube-api-qps=2.5", "--sandbox-claim-concurrent-workers=25",
+				"--sandbox-warm-pool-concurrent-workers=4", "--sandbox-template-concurrent-workers=2",
 				"--sandbox-warm-pool-unschedulable-recheck-interval=90s")),
 			update(step("", "--leader-elect=true", "--extensions")),
 		},
