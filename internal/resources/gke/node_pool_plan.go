@@ -2,10 +2,13 @@ package gke
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
@@ -52,8 +55,81 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		if plan.NodeLocations.Equal(state.NodeLocations) {
 			plan.InstanceGroupURLs = state.InstanceGroupURLs
 		}
+		resp.Diagnostics.Append(defaultsThatChangeThePool(&config, &plan, state)...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// defaultedAttribute is an attribute with a schema default (most of them a
+// hardened one) that GKE may hold another value for on a pool this
+// provider did not create.
+type defaultedAttribute struct {
+	name     string
+	get      func(*nodePoolModel) attr.Value
+	replaces bool // GKE cannot change it in place
+}
+
+var defaultedAttributes = []defaultedAttribute{
+	{"sandbox_type", func(m *nodePoolModel) attr.Value { return m.SandboxType }, true},
+	{"spot", func(m *nodePoolModel) attr.Value { return m.Spot }, true},
+	{"shielded_instance_config", func(m *nodePoolModel) attr.Value { return m.ShieldedInstanceConfig }, true},
+	{"image_type", func(m *nodePoolModel) attr.Value { return m.ImageType }, false},
+	{"workload_metadata_mode", func(m *nodePoolModel) attr.Value { return m.WorkloadMetadataMode }, false},
+	{"management", func(m *nodePoolModel) attr.Value { return m.Management }, false},
+	{"upgrade_settings", func(m *nodePoolModel) attr.Value { return m.UpgradeSettings }, false},
+}
+
+// defaultsThatChangeThePool names each attribute the configuration leaves
+// unset whose default differs from what GKE holds for the pool: the plan
+// changes (or replaces) the pool only because of the provider's default.
+// That is what importing a pool made by gcloud or the Google provider
+// usually shows (GKE's own defaults are not this provider's hardened ones:
+// secure boot off, for one), so the warning says which value GKE has, which
+// the default is, and what to write to keep the pool as it is.
+func defaultsThatChangeThePool(config, plan, state *nodePoolModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, a := range defaultedAttributes {
+		cv, pv, sv := a.get(config), a.get(plan), a.get(state)
+		if !cv.IsNull() || pv.IsUnknown() || sv.IsNull() || sv.IsUnknown() || pv.Equal(sv) {
+			continue
+		}
+		effect := "The apply changes it in place."
+		if a.replaces {
+			effect = "GKE cannot change it in place: the plan REPLACES the pool (its nodes and the pods on them are deleted)."
+		}
+		keep := fmt.Sprintf("To keep the pool as it is, write %s = %s in the configuration; to take the default, apply.",
+			a.name, hclValue(sv))
+		if s, ok := sv.(types.String); ok && (s.ValueString() == "" || (a.name == "image_type" && s.ValueString() != imageCOS)) {
+			// Not a value this resource accepts (Read warns about pools
+			// without a sandbox type).
+			keep = "This resource cannot keep that value: it manages GKE Sandbox pools with the settings its schema accepts."
+		}
+		diags.AddAttributeWarning(path.Root(a.name), "Node pool changed by a default",
+			fmt.Sprintf("GKE holds %s = %s for node pool %s, and the configuration leaves %s unset, so the provider's "+
+				"default %s applies. %s This is usual right after importing a pool created by gcloud, the console or "+
+				"the Google provider, whose defaults differ. %s",
+				a.name, hclValue(sv), plan.poolName(), a.name, hclValue(pv), effect, keep))
+	}
+	return diags
+}
+
+// hclValue writes a value as it would be written in a configuration.
+func hclValue(v attr.Value) string {
+	o, ok := v.(types.Object)
+	if !ok {
+		return v.String()
+	}
+	attrs := o.Attributes()
+	names := make([]string, 0, len(attrs))
+	for k := range attrs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		parts = append(parts, k+" = "+attrs[k].String())
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
 // updateStep is one API call of an update.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
@@ -293,18 +295,44 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 }
 
 // ImportState takes the pool's full resource name (also the zones/ form
-// and API URLs, as gcloud and the console show them).
+// and API URLs, as gcloud and the console show them), and the IDs the
+// Google provider's google_container_node_pool imports and keeps in its
+// state: PROJECT/LOCATION/CLUSTER/NODE_POOL, and LOCATION/CLUSTER/NODE_POOL
+// in the provider's gke.project.
 func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	n, err := gkeapi.ParseNodePoolName(req.ID)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("%v.\n\nImport a node pool by its full resource name, for example:\n\n"+
-				"  terraform import agentsandbox_gke_node_pool.sandbox projects/my-project/locations/us-central1/clusters/my-cluster/nodePools/sandbox", err))
-		return
+		var ok bool
+		if n, ok = googleProviderID(req.ID, r.Meta); !ok {
+			resp.Diagnostics.AddError("Invalid import ID",
+				fmt.Sprintf("%v.\n\nImport a node pool by its full resource name, for example:\n\n"+
+					"  terraform import agentsandbox_gke_node_pool.sandbox projects/my-project/locations/us-central1/clusters/my-cluster/nodePools/sandbox\n\n"+
+					"or by the ID google_container_node_pool uses: my-project/us-central1/my-cluster/sandbox (or "+
+					"us-central1/my-cluster/sandbox, in the provider's gke.project).", err))
+			return
+		}
 	}
 	for attrName, v := range map[string]string{
 		"id": n.String(), "project": n.Project, "location": n.Location, "cluster": n.Cluster, "name": n.NodePool,
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attrName), v)...)
 	}
+}
+
+// googleProviderID reads the import IDs of the Google provider's
+// google_container_node_pool: PROJECT/LOCATION/CLUSTER/NODE_POOL, or
+// LOCATION/CLUSTER/NODE_POOL with the provider's gke.project.
+func googleProviderID(id string, meta *conn.Meta) (gkeapi.NodePoolName, bool) {
+	parts := strings.Split(strings.TrimSpace(id), "/")
+	if len(parts) == 3 && meta != nil && meta.GKEProject() != "" {
+		parts = append([]string{meta.GKEProject()}, parts...)
+	}
+	if len(parts) != 4 {
+		return gkeapi.NodePoolName{}, false
+	}
+	n := gkeapi.NodePoolName{
+		ClusterName: gkeapi.ClusterName{Project: parts[0], Location: parts[1], Cluster: parts[2]},
+		NodePool:    parts[3],
+	}
+	return n, n.Validate() == nil
 }

@@ -147,6 +147,42 @@ func (s *Server) ImportThenPlan(t testing.TB, typeName, id string, cfg map[strin
 // must have been configured (ConfigureProvider) with clients that can read.
 func (s *Server) ImportThenRead(t testing.TB, typeName, id string) ([]*tfprotov6.Diagnostic, bool) {
 	t.Helper()
+	read := s.importRead(t, typeName, id)
+	kept := false
+	if read.NewState != nil {
+		v, err := read.NewState.Unmarshal(s.ResourceType(t, typeName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = !v.IsNull()
+	}
+	return read.Diagnostics, kept
+}
+
+// ImportReadPlan is terraform import followed by terraform plan: it imports
+// id into the resource typeName, reads it, and plans cfg over what the read
+// left (state and private state), returning the read's and the plan's
+// diagnostics, in that order. The provider must have been configured with
+// clients that can read.
+func (s *Server) ImportReadPlan(t testing.TB, typeName, id string, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
+	read := s.importRead(t, typeName, id)
+	if errs := Errors(read.Diagnostics); len(errs) > 0 || read.NewState == nil {
+		t.Fatalf("read after the import of %q:\n  %s", id, Describe(read.Diagnostics))
+	}
+	c := Dynamic(t, s.ResourceType(t, typeName), cfg)
+	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: typeName, PriorState: read.NewState, PriorPrivate: read.Private, ProposedNewState: c, Config: c,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(read.Diagnostics, observe("resource", typeName, resp.Diagnostics)...)
+}
+
+// importRead imports id and reads the imported object.
+func (s *Server) importRead(t testing.TB, typeName, id string) *tfprotov6.ReadResourceResponse {
+	t.Helper()
 	imp, err := s.srv.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName, ID: id})
 	if err != nil {
 		t.Fatal(err)
@@ -162,13 +198,5 @@ func (s *Server) ImportThenRead(t testing.TB, typeName, id string) ([]*tfprotov6
 		t.Fatal(err)
 	}
 	observe("resource", typeName, resp.Diagnostics)
-	kept := false
-	if resp.NewState != nil {
-		v, err := resp.NewState.Unmarshal(s.ResourceType(t, typeName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		kept = !v.IsNull()
-	}
-	return resp.Diagnostics, kept
+	return resp
 }
