@@ -134,7 +134,10 @@ func (v *checker) runtimeAndToken(m Model, p path.Path) {
 			v.warn(p.AtName("runtime_class_name"), "Sandbox runs without gVisor",
 				fmt.Sprintf("runtime_class_name is %q instead of %q. The provider cannot tell whether that "+
 					"RuntimeClass isolates the host kernel; if it is a plain container runtime, untrusted code shares "+
-					"the host kernel.", rc, DefaultRuntimeClassName))
+					"the host kernel. This holds for GKE MicroVM node pools too: GKE does not document the "+
+					"RuntimeClass their pods use, so none is recognised. If you have verified that %q runs each pod "+
+					"in its own VM or kernel, name it in agentsandbox_isolation_report's isolating_runtime_classes; "+
+					"this warning stays, as the provider still cannot check it.", rc, DefaultRuntimeClassName, rc))
 		}
 	}
 	if known(m.AutomountServiceAccountToken) && m.AutomountServiceAccountToken.ValueBool() {

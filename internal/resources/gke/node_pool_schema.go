@@ -249,8 +249,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"or gets: which node image (the provider keeps `COS_CONTAINERD` rather than guess), which label and " +
 					"taint GKE adds (none is assumed; the `sandbox.gke.io/runtime` key stays reserved and hidden as for " +
 					"gVisor), or which RuntimeClass its pods use. The provider sends the type and shows GKE's answer; " +
-					"sandbox templates and the isolation report recognise only gVisor as an isolating runtime, so a " +
-					"template aimed at a MicroVM pool still warns. Tested against the GKE emulator only.",
+					"sandbox templates and the isolation report recognise only gVisor as an isolating runtime by itself, so " +
+					"a template aimed at a MicroVM pool still warns, and the report flags its pods unless you name their " +
+					"RuntimeClass, once verified, in `agentsandbox_isolation_report`'s `isolating_runtime_classes`. Tested " +
+					"against the GKE emulator only.",
 				Validators:    []validator.String{stringvalidator.OneOf(sandboxGVisor, sandboxMicroVM)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},

@@ -38,6 +38,9 @@ type inventory struct {
 	// permissions: service account -> the dangerous actions (see
 	// dangerousActions) a SubjectAccessReview allowed.
 	permissions map[string][]string
+	// declared: RuntimeClasses the configuration declares isolating
+	// (isolating_runtime_classes).
+	declared map[string]bool
 	// extra destinations and sources of the configuration.
 	destinations []probe
 	sources      []probe
@@ -85,6 +88,13 @@ const (
 // (GKE Sandbox's RuntimeClass).
 var gvisorHandlers = []string{"runsc", "gvisor"}
 
+// runtime.isolation: what isolates a pod from the host kernel, as far as the
+// report can tell.
+const (
+	isolationGVisor   = "gvisor"   // a gVisor handler
+	isolationDeclared = "declared" // a RuntimeClass of isolating_runtime_classes
+)
+
 // analyze computes the report.
 func analyze(inv inventory, selector labels.Selector) reportModel {
 	out := reportModel{Sandboxes: []sandboxModel{}, Violations: []violationModel{}}
@@ -111,8 +121,11 @@ func analyze(inv inventory, selector labels.Selector) reportModel {
 		if len(s.Violations) == 0 {
 			sum.Clean++
 		}
-		if s.Runtime.GVisor {
+		switch s.Runtime.Isolation {
+		case isolationGVisor:
 			sum.GVisor++
+		case isolationDeclared:
+			sum.Declared++
 		}
 		if s.Identity.TokenMounted {
 			sum.TokenMounted++
@@ -232,7 +245,15 @@ func runtimeOf(inv inventory, spec corev1.PodSpec, vs *violations) runtimeModel 
 		m.Handler = h
 	}
 	m.GVisor = slices.Contains(gvisorHandlers, m.Handler)
-	if !m.GVisor {
+	switch {
+	case m.GVisor:
+		m.Isolation = isolationGVisor
+	case inv.declared[rc]:
+		// The configuration vouches for it (the data source warns that
+		// this is not verified): the RuntimeClass of GKE's MicroVM pools,
+		// for one, is not documented, so no handler can be recognised.
+		m.Isolation = isolationDeclared
+	default:
 		if inv.runtimeClasses == nil {
 			vs.add(attr, "Sandbox runs without gVisor",
 				"The pod's RuntimeClass is %q, but the RuntimeClasses could not be read, so its handler (runsc for gVisor) is unknown.", rc)

@@ -161,7 +161,7 @@ func TestHardenedIsClean(t *testing.T) {
 	if s.Origin != "warm_pool" || s.Owner != "python-pool" || s.Template != "python" || s.Pod != "python-pool-a" {
 		t.Errorf("origin %q owner %q template %q pod %q", s.Origin, s.Owner, s.Template, s.Pod)
 	}
-	if s.Runtime != (runtimeModel{RuntimeClassName: "gvisor", Handler: "runsc", GVisor: true, Node: "gvisor-pool-0"}) {
+	if s.Runtime != (runtimeModel{RuntimeClassName: "gvisor", Handler: "runsc", GVisor: true, Isolation: isolationGVisor, Node: "gvisor-pool-0"}) {
 		t.Errorf("runtime %+v", s.Runtime)
 	}
 	if s.Identity.TokenMounted || s.Identity.ServiceAccount != "default" {
@@ -554,5 +554,59 @@ func TestReviewAccounts(t *testing.T) {
 	diags := reviewAccounts(context.Background(), &fakeSARs{err: errors.New("forbidden")}, &inv)
 	if len(diags) != 1 || diags.HasError() || !strings.Contains(diags[0].Detail(), "proves nothing") {
 		t.Errorf("refused review: %v", diags)
+	}
+}
+
+// TestDeclaredIsolatingRuntimeClass: a RuntimeClass whose handler the report
+// cannot recognise (as for GKE's MicroVM pools, whose RuntimeClass GKE does
+// not document) is a violation unless isolating_runtime_classes declares it;
+// then the pod is reported isolated by declaration, counted apart from
+// gVisor, and nothing else about it changes. A declaration does not make a
+// missing RuntimeClass exist, and a plain runtime not declared still warns.
+func TestDeclaredIsolatingRuntimeClass(t *testing.T) {
+	microVM := hardenedSpec()
+	microVM.RuntimeClassName = ptr.To("microvm")
+	plain := hardenedSpec()
+	plain.RuntimeClassName = ptr.To("runc")
+	missing := hardenedSpec()
+	missing.RuntimeClassName = ptr.To("kata")
+	inv := newInventory([]networkingv1.NetworkPolicy{isolation()}, microVM, plain, missing, hardenedSpec())
+	inv.runtimeClasses["microvm"] = "some-vm-shim"
+
+	undeclared := analyze(inv, nil)
+	if got := titles(undeclared.Sandboxes[0]); !slices.Contains(got, "Sandbox runs without gVisor @ pod_template.runtime_class_name") {
+		t.Errorf("undeclared MicroVM RuntimeClass: violations %v, want Sandbox runs without gVisor", got)
+	}
+
+	inv.declared = map[string]bool{"microvm": true, "kata": true}
+	r := analyze(inv, nil)
+	byName := map[string]sandboxModel{}
+	for _, s := range r.Sandboxes {
+		byName[s.Runtime.RuntimeClassName] = s
+	}
+	if s := byName["microvm"]; s.Runtime != (runtimeModel{RuntimeClassName: "microvm", Handler: "some-vm-shim", Isolation: isolationDeclared, Node: "gvisor-pool-0"}) || len(s.Violations) != 0 {
+		t.Errorf("declared MicroVM RuntimeClass: runtime %+v violations %v, want isolation declared and none", s.Runtime, titles(s))
+	}
+	if got := titles(byName["runc"]); !slices.Contains(got, "Sandbox runs without gVisor @ pod_template.runtime_class_name") {
+		t.Errorf("plain runtime: violations %v, want Sandbox runs without gVisor", got)
+	}
+	if got := titles(byName["kata"]); !slices.Contains(got, "RuntimeClass does not exist @ pod_template.runtime_class_name") || byName["kata"].Runtime.Isolation != "" {
+		t.Errorf("declared but missing RuntimeClass: violations %v isolation %q", got, byName["kata"].Runtime.Isolation)
+	}
+	if r.Summary.GVisor != 1 || r.Summary.Declared != 1 || r.Summary.Clean != 2 {
+		t.Errorf("summary %+v, want gvisor 1, declared_isolating 1, clean 2", r.Summary)
+	}
+
+	// The RuntimeClasses could not be read: a declared one is still taken
+	// on the configuration's word, an undeclared one still warns.
+	inv.runtimeClasses = nil
+	r = analyze(inv, nil)
+	for _, s := range r.Sandboxes {
+		if s.Runtime.RuntimeClassName == "microvm" && (s.Runtime.Isolation != isolationDeclared || len(s.Violations) != 0) {
+			t.Errorf("declared RuntimeClass, classes unreadable: %+v %v", s.Runtime, titles(s))
+		}
+		if s.Runtime.RuntimeClassName == "runc" && !slices.Contains(titles(s), "Sandbox runs without gVisor @ pod_template.runtime_class_name") {
+			t.Errorf("plain runtime, classes unreadable: %v", titles(s))
+		}
 	}
 }

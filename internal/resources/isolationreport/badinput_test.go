@@ -65,6 +65,10 @@ func TestBadInput(t *testing.T) {
 			"labels": map[string]any{"app": "sandbox router"}})), `sources[0].labels["app"]`, "label value"),
 		pt.Refused("destination namespace with _", dests(dest(map[string]any{"address": nil, "namespace": "kube_system"})), "destinations[0].namespace"),
 		pt.Refused("source port negative", srcs(dest(map[string]any{"name": "router", "port": -1})), "sources[0].port"),
+		pt.Refused("isolating RuntimeClass in capitals", cfg(map[string]any{"isolating_runtime_classes": []any{"MicroVM"}}),
+			`isolating_runtime_classes["MicroVM"]`, "RFC 1123 subdomain"),
+		pt.Refused("empty isolating RuntimeClass", cfg(map[string]any{"isolating_runtime_classes": []any{""}}),
+			`isolating_runtime_classes[""]`, "RFC 1123 subdomain"),
 		pt.Refused("source protocol HTTP", srcs(dest(map[string]any{"name": "router", "protocol": "HTTP"})), "sources[0].protocol"),
 	}
 	s := pt.New(t, provider.New("test"))
@@ -79,9 +83,10 @@ func TestBadInput(t *testing.T) {
 	}
 	// And what is right passes.
 	ok := cfg(map[string]any{
-		"selector":     "app.kubernetes.io/component=execution-sandbox,!legacy",
-		"destinations": []any{dest(nil), dest(map[string]any{"name": "dns", "address": nil, "namespace": "kube-system", "labels": map[string]any{"k8s-app": "kube-dns"}, "port": 53, "protocol": "UDP"})},
-		"sources":      []any{dest(map[string]any{"name": "router", "address": nil, "namespace": "agent-sandbox-system", "port": 8888})},
+		"selector":                  "app.kubernetes.io/component=execution-sandbox,!legacy",
+		"destinations":              []any{dest(nil), dest(map[string]any{"name": "dns", "address": nil, "namespace": "kube-system", "labels": map[string]any{"k8s-app": "kube-dns"}, "port": 53, "protocol": "UDP"})},
+		"sources":                   []any{dest(map[string]any{"name": "router", "address": nil, "namespace": "agent-sandbox-system", "port": 8888})},
+		"isolating_runtime_classes": []any{"microvm", "kata.vm"},
 	})
 	if errs := pt.Errors(s.ValidateDataSource(t, typeName, ok)); len(errs) > 0 {
 		t.Errorf("a valid configuration is refused: %s", pt.Describe(errs))

@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -130,7 +132,19 @@ func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	}
 	inv.destinations = probes(ctx, m.Destinations)
 	inv.sources = probes(ctx, m.Sources)
+	inv.declared = map[string]bool{}
+	var declared []string
+	if !m.IsolatingRuntimeClasses.IsNull() && !m.IsolatingRuntimeClasses.IsUnknown() {
+		resp.Diagnostics.Append(m.IsolatingRuntimeClasses.ElementsAs(ctx, &declared, false)...)
+	}
+	for _, rc := range declared {
+		inv.declared[rc] = true
+	}
 	r := analyze(inv, sel)
+	if len(declared) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("isolating_runtime_classes"), "Isolation declared, not verified",
+			declaredWarning(inv, declared, r))
+	}
 	m.ID = types.StringValue(id)
 	m.Sandboxes = r.Sandboxes
 	m.Violations = r.Violations
@@ -157,4 +171,36 @@ func probes(ctx context.Context, list []probeModel) []probe {
 		out = append(out, pr)
 	}
 	return out
+}
+
+// declaredWarning says what the report took on the configuration's word:
+// which RuntimeClasses, their handlers, and how many sandboxes it counted
+// as isolated because of them.
+func declaredWarning(inv inventory, declared []string, r reportModel) string {
+	sort.Strings(declared)
+	used := map[string]int{}
+	for _, s := range r.Sandboxes {
+		if s.Runtime.Isolation == isolationDeclared {
+			used[s.Runtime.RuntimeClassName]++
+		}
+	}
+	var b strings.Builder
+	b.WriteString("The report counts pods of these RuntimeClasses as isolated from the host kernel because " +
+		"isolating_runtime_classes says so:\n")
+	for _, rc := range declared {
+		handler := "unknown: the RuntimeClasses could not be read"
+		if inv.runtimeClasses != nil {
+			if h, ok := inv.runtimeClasses[rc]; ok {
+				handler = fmt.Sprintf("%q", h)
+			} else {
+				handler = "none: the cluster has no such RuntimeClass"
+			}
+		}
+		fmt.Fprintf(&b, "  - %s (handler %s): %d sandbox(es)\n", rc, handler, used[rc])
+	}
+	b.WriteString("The provider recognises gVisor's handlers (" + strings.Join(gvisorHandlers, ", ") + ") only and cannot " +
+		"verify that another runtime isolates anything; GKE does not document the RuntimeClass or handler of MicroVM " +
+		"node pools, the case this is meant for. Keep a RuntimeClass here only if you have checked on the cluster that " +
+		"its handler runs each pod in its own VM or kernel.")
+	return b.String()
 }

@@ -9,6 +9,9 @@ type configModel struct {
 	Selector     types.String `tfsdk:"selector"`
 	Destinations []probeModel `tfsdk:"destinations"`
 	Sources      []probeModel `tfsdk:"sources"`
+	// IsolatingRuntimeClasses are RuntimeClasses the user declares
+	// isolating (see runtimeOf).
+	IsolatingRuntimeClasses types.Set `tfsdk:"isolating_runtime_classes"`
 
 	ID         types.String     `tfsdk:"id"`
 	Sandboxes  []sandboxModel   `tfsdk:"sandboxes"`
@@ -51,6 +54,7 @@ type runtimeModel struct {
 	RuntimeClassName string `tfsdk:"runtime_class_name"`
 	Handler          string `tfsdk:"handler"`
 	GVisor           bool   `tfsdk:"gvisor"`
+	Isolation        string `tfsdk:"isolation"`
 	Node             string `tfsdk:"node"`
 }
 
@@ -110,6 +114,7 @@ type summaryModel struct {
 	Clean           int64 `tfsdk:"clean"`
 	Violations      int64 `tfsdk:"violations"`
 	GVisor          int64 `tfsdk:"gvisor"`
+	Declared        int64 `tfsdk:"declared_isolating"`
 	TokenMounted    int64 `tfsdk:"token_mounted"`
 	IngressIsolated int64 `tfsdk:"ingress_isolated"`
 	EgressIsolated  int64 `tfsdk:"egress_isolated"`

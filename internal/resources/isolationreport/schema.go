@@ -2,6 +2,7 @@ package isolationreport
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -117,6 +118,17 @@ func dataSourceSchema() schema.Schema {
 				Validators: []validator.String{validators.Valid("Invalid label selector",
 					"a Kubernetes label selector", validSelector)},
 			},
+			"isolating_runtime_classes": schema.SetAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "RuntimeClasses you declare as isolating the host kernel, besides gVisor's (recognised by " +
+					"their handler, `runsc` or `gvisor`). Pods using one are reported with `runtime.isolation = \"declared\"` " +
+					"instead of a *Sandbox runs without gVisor* violation, and the read warns that the provider did not verify " +
+					"it. Meant for runtimes the provider cannot recognise, such as the pods of GKE MicroVM node pools " +
+					"(`sandbox_type = \"MICROVM\"`), whose RuntimeClass and handler GKE does not document: name one only after " +
+					"checking on the cluster that its handler runs each pod in its own VM or kernel.",
+				Validators: []validator.Set{setvalidator.ValueStringsAre(validators.DNSSubdomainName())},
+			},
 			"destinations": probeAttribute("egress", "More destinations to evaluate for every sandbox (egress, and for a pod "+
 				"also that pod's ingress), besides the built-in ones."),
 			"sources": probeAttribute("ingress", "More sources to evaluate for every sandbox (ingress, and for a pod also "+
@@ -139,7 +151,10 @@ func dataSourceSchema() schema.Schema {
 							"runtime_class_name": str("The pod's RuntimeClass; empty for the node's default runtime."),
 							"handler":            str("That RuntimeClass's handler (`runsc` or GKE's `gvisor` for gVisor); empty when it does not exist or could not be read."),
 							"gvisor":             boolean("Whether the handler is gVisor's."),
-							"node":               str("The node the pod landed on; empty when not scheduled."),
+							"isolation": str("What isolates the pod from the host kernel, as far as the report can tell: `gvisor` (a gVisor " +
+								"handler), `declared` (its RuntimeClass is in `isolating_runtime_classes`: your word, not verified), or " +
+								"empty (nothing known: the pod gets a *Sandbox runs without gVisor* violation)."),
+							"node": str("The node the pod landed on; empty when not scheduled."),
 						},
 					},
 					"identity": schema.SingleNestedAttribute{
@@ -228,14 +243,15 @@ func dataSourceSchema() schema.Schema {
 				Computed:            true,
 				MarkdownDescription: "Counts.",
 				Attributes: map[string]schema.Attribute{
-					"sandboxes":        count("Sandboxes reported."),
-					"pods":             count("Of them, with a pod."),
-					"clean":            count("Of them, without any violation."),
-					"violations":       count("Violations in all."),
-					"gvisor":           count("Sandboxes running in gVisor."),
-					"token_mounted":    count("Sandboxes with a service account token mounted."),
-					"ingress_isolated": count("Sandboxes whose ingress some policy isolates."),
-					"egress_isolated":  count("Sandboxes whose egress some policy isolates."),
+					"sandboxes":          count("Sandboxes reported."),
+					"pods":               count("Of them, with a pod."),
+					"clean":              count("Of them, without any violation."),
+					"violations":         count("Violations in all."),
+					"gvisor":             count("Sandboxes running in gVisor."),
+					"declared_isolating": count("Sandboxes whose RuntimeClass `isolating_runtime_classes` declares isolating."),
+					"token_mounted":      count("Sandboxes with a service account token mounted."),
+					"ingress_isolated":   count("Sandboxes whose ingress some policy isolates."),
+					"egress_isolated":    count("Sandboxes whose egress some policy isolates."),
 				},
 			},
 		},
