@@ -200,3 +200,79 @@ func TestAccGKE_faults(t *testing.T) {
 		},
 	})
 }
+
+// TestAccGKENodePool_microVMFaults runs a MICROVM pool's lifecycle (create,
+// update in place, import, destroy) through the fault kinds of
+// TestAccGKE_faults: lost answers (reset after served), resets before a
+// request is served, 429 with Retry-After, 503 and slow answers. The pool is
+// created once, keeps its sandbox type, and every plan after an apply is
+// empty.
+func TestAccGKENodePool_microVMFaults(t *testing.T) {
+	env := startEmulator(t, gkeemu.ClusterSpec{})
+	l := &faultLog{env: env, faults: map[string]*gkeemu.Fault{}}
+	t.Cleanup(func() { l.report(t) })
+	microVM := func(body string) string {
+		return testAccNodePoolConfig(env, "microvm", "  sandbox_type = \"MICROVM\"\n"+body)
+	}
+	isMicroVM := func(wantSize int64) resource.TestCheckFunc {
+		return checkPool(env, poolAddr, func(np *container.NodePool, size int64) error {
+			if sc := np.Config.SandboxConfig; sc == nil || sc.Type != "MICROVM" || size != wantSize {
+				return fmt.Errorf("sandbox %+v size %d, want MICROVM with %d nodes", sc, size, wantSize)
+			}
+			return nil
+		})
+	}
+	resource.Test(t, pools(env).Case(t,
+		resource.TestStep{
+			PreConfig: func() {
+				l.inject("create: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: gkeemu.ResetAfter})
+				l.inject("pool get: reset before served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
+				l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
+				l.inject("slow: 1.5 s", &gkeemu.Fault{Latency: 1500 * time.Millisecond, Times: 2})
+			},
+			Config:           microVM(""),
+			ConfigPlanChecks: acctest.EmptyPlanAfterApply,
+			Check: resource.ComposeTestCheckFunc(isMicroVM(1), func(*terraform.State) error {
+				if n := countOps(env, gkeemu.OpCreateNodePool); n != 1 {
+					return fmt.Errorf("%d create operations, want 1 (the lost answer's create resent)", n)
+				}
+				// The create's operation is found by listing after the lost
+				// answer; the 429 meets the first operations.get, whichever
+				// step sends it (checked at the end).
+				return l.hit(1, "create: reset after served", "pool get: reset before served")
+			}),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				l.inject("set size: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsSetSize, Reset: gkeemu.ResetAfter})
+				l.inject("update: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsUpdate, Status: 503})
+			},
+			Config:           microVM("  node_count = 2\n  labels     = { team = \"agents\" }\n"),
+			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionUpdate),
+			Check: resource.ComposeTestCheckFunc(isMicroVM(2), func(*terraform.State) error {
+				return l.hit(1, "set size: reset after served", "update: 503")
+			}),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				l.inject("import get: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Status: 503})
+			},
+			ResourceName:            poolAddr,
+			ImportState:             true,
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: []string{"node_count"}, // not reported by the container API
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				l.inject("delete: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsDelete, Reset: gkeemu.ResetAfter})
+			},
+			Config: providerConfig(env),
+			Check: func(*terraform.State) error {
+				if _, ok := env.NodePool(poolID("microvm")); ok {
+					return fmt.Errorf("node pool microvm still exists")
+				}
+				return l.hit(1, "delete: reset after served", "import get: 503", "operation get: 429 Retry-After")
+			},
+		},
+	))
+}
