@@ -22,12 +22,13 @@ func (s *Server) violation(v apidoc.Violation) {
 	s.logf("gkeemu: not as the container/v1 discovery document says: %s", v)
 }
 
-// Guard holds an emulator that runs outside a Go test (the demo stack,
-// cmd/gkeemu, the examples' tests through the demo stack) to GKE's
-// published API, as emutest.Start does in tests: requests the discovery
-// document does not allow are refused as GKE's front end refuses them, and
-// every departure, the emulator's own answers included, is kept (see
-// Violations) and passed to the report function given to NewGuard.
+// Guard holds an emulator to GKE's published API. Every emulator this
+// repository starts has one: emutest.Start's in tests (a departure fails
+// the test), the demo stack's (the examples' tests fail on any) and
+// cmd/gkeemu's (logged). Requests the discovery document does not allow are
+// refused as GKE's front end refuses them, and every departure, the
+// emulator's own answers included, is kept (see Violations) and passed to
+// the report function given to NewGuard.
 type Guard struct {
 	// Revision is the discovery document's revision (e.g. "20261027").
 	Revision string

@@ -110,19 +110,19 @@ func Start(t testing.TB, opts gkeemu.Options, spec gkeemu.ClusterSpec) *Env {
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
-	doc, err := apidoc.Load()
-	if err != nil {
-		t.Fatalf("the GKE emulator's guard needs the container/v1 discovery document: %v", err)
-	}
-	env := &Env{API: doc}
-	opts.API = doc
-	opts.Violation = func(v apidoc.Violation) {
+	env := &Env{}
+	var revision string
+	guard, err := gkeemu.NewGuard(&opts, func(v apidoc.Violation) {
 		if v.Where == "request" && env.invalidOK.Load() {
 			t.Logf("gkeemu: request outside the published API (expected by this test): %s", v)
 			return
 		}
-		t.Errorf("gkeemu: not in GKE's published API (container/v1 discovery document, revision %s): %s", doc.Revision, v)
+		t.Errorf("gkeemu: not in GKE's published API (container/v1 discovery document, revision %s): %s", revision, v)
+	})
+	if err != nil {
+		t.Fatalf("the GKE emulator's guard needs the container/v1 discovery document: %v", err)
 	}
+	env.API, revision = opts.API, guard.Revision
 	emu := gkeemu.New(opts)
 	if spec.Project == "" {
 		spec.Project = Project
