@@ -87,6 +87,15 @@ func prepare(ctx context.Context, m *controllerModel) (*bundle, diag.Diagnostics
 			return nil, diags
 		}
 	}
+	ms, d := m.metrics(ctx)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	if objs, err = addMetricsObjects(ctx, objs, ms); err != nil {
+		diags.AddAttributeError(path.Root("metrics"), "Cannot add the metrics objects", err.Error())
+		return nil, diags
+	}
 	domains, d := m.allowedLabelDomains(ctx)
 	diags.Append(d...)
 	if diags.HasError() {

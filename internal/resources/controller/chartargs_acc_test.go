@@ -23,7 +23,8 @@ import (
 // real v1.0.3 controller parses the args: those the typed values render
 // (every flag it has, with --version, which exits after parsing), and the
 // chart's own rendering of its commented defaults, whose
-// --pprof-block-profile-rate=1e+06 it refuses.
+// --pprof-block-profile-rate=1e+06 it refuses. And Helm renders the
+// metrics objects of metrics.yaml into metrics.objects.yaml.
 func TestAccController_chartArgsMatchHelm(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	root, err := filepath.Abs("../../..")
@@ -66,6 +67,20 @@ func TestAccController_chartArgsMatchHelm(t *testing.T) {
 		case name != "commented-defaults" && err != nil:
 			t.Errorf("%s: the real controller refuses helm's args: %v\n%s", name, err, out2)
 		}
+	}
+	// The metrics objects TestAddMetricsObjectsAsTheChart compares with.
+	out, err := exec.CommandContext(t.Context(), helm, "template", "agent-sandbox", chart, "-n", "agent-sandbox-system",
+		"-f", filepath.Join("testdata", "chartargs", "metrics.yaml"), "--set", "image.tag=v1.0.3",
+		"--show-only", "templates/servicemonitor.yaml", "--show-only", "templates/prometheusrule.yaml").Output()
+	if err != nil {
+		t.Fatalf("helm template -f metrics.yaml: %v", err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "chartargs", "metrics.objects.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(golden) {
+		t.Errorf("helm template -f metrics.yaml renders\n%s\ntestdata/chartargs/metrics.objects.yaml has\n%s", out, golden)
 	}
 	t.Logf("%s parsed the rendered args of every typed value", bin)
 }

@@ -31,6 +31,8 @@ type chartValue struct {
 func chartValueTable() []chartValue {
 	podOptions := []string{"TestAccController_chartPodOptions", "TestBadInputWideTable"}
 	settings := []string{"TestAccController_imageRegistryAndControllerSettings", "TestBadInputWideTable"}
+	metrics := []string{"TestAccController_metricsObjects", "TestAddMetricsObjectsAsTheChart"}
+	metricsRows := append(slices.Clone(metrics), "TestBadInputWideTable")
 	flags := []string{"TestAccController_chartControllerValues", "TestRenderFlagsAsTheChart", "TestAccController_chartArgsMatchHelm"}
 	out := []chartValue{
 		{Key: "namespace.create", Why: "the release's Namespace `agent-sandbox-system` is always applied (an existing one is taken over)", Tests: []string{"TestAccController_migrateFromHelmAndKubectl"}},
@@ -52,13 +54,13 @@ func chartValueTable() []chartValue {
 		{Key: "podSecurityContext", Attr: "controller.pod_security_context", Why: "typed: the common fields", Tests: podOptions},
 		{Key: "containerSecurityContext", Attr: "controller.container_security_context", Why: "typed: the common fields", Tests: podOptions},
 		{Key: "service.name", Why: "the release's metrics Service is `agent-sandbox-controller` (k8s/controller.yaml:37 at v1.0.3); another name takes a manifest of your own", Tests: []string{"TestAccController_migrateFromHelmAndKubectl"}},
-		{Key: "metrics.serviceMonitor.enabled", Why: "not yet (issue 32)"},
-		{Key: "metrics.serviceMonitor.additionalLabels", Why: "not yet (issue 32)"},
-		{Key: "metrics.serviceMonitor.interval", Why: "not yet (issue 32)"},
-		{Key: "metrics.serviceMonitor.scrapeTimeout", Why: "not yet (issue 32)"},
-		{Key: "metrics.prometheusRule.enabled", Why: "not yet (issue 32)"},
-		{Key: "metrics.prometheusRule.additionalLabels", Why: "not yet (issue 32)"},
-		{Key: "metrics.prometheusRule.additionalGroups", Why: "not yet (issue 32)"},
+		{Key: "metrics.serviceMonitor.enabled", Attr: "metrics.service_monitor", Why: "set = enabled; refused at plan when the Prometheus Operator's CRDs are not served; selects the release's Service by `app`", Tests: metrics},
+		{Key: "metrics.serviceMonitor.additionalLabels", Attr: "metrics.service_monitor.labels", Tests: metricsRows},
+		{Key: "metrics.serviceMonitor.interval", Attr: "metrics.service_monitor.interval", Why: "default `30s` as the chart's", Tests: metricsRows},
+		{Key: "metrics.serviceMonitor.scrapeTimeout", Attr: "metrics.service_monitor.scrape_timeout", Tests: metricsRows},
+		{Key: "metrics.prometheusRule.enabled", Attr: "metrics.prometheus_rule", Why: "set = enabled, with the chart's starter alert", Tests: metrics},
+		{Key: "metrics.prometheusRule.additionalLabels", Attr: "metrics.prometheus_rule.labels", Tests: metricsRows},
+		{Key: "metrics.prometheusRule.additionalGroups", Attr: "metrics.prometheus_rule.additional_groups", Why: "JSON", Tests: metricsRows},
 	}
 	for _, f := range chartFlags {
 		why := ""

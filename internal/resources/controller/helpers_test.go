@@ -50,6 +50,8 @@ func TestMain(m *testing.M) {
 			"Cannot apply the controller settings":       "TestPrepareRefusesWhatItCannotChange: needs the manifest's objects",
 			"Cannot configure the allowed label domains": "TestAccController_allowedLabelDomainsNeedTheMount: needs the manifest's objects",
 			"Manifest changed since the plan":            "TestApplyRefusesAManifestChangedSincePlan: made at apply, when the source changed after the plan",
+			"Prometheus Operator CRDs not installed":     "TestAccController_metricsObjects: needs a cluster's API, read at plan",
+			"Cannot add the metrics objects":             "TestAddMetricsObjectsAsTheChart: needs the manifest's objects",
 		}}.Check)
 }
 

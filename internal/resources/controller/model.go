@@ -26,6 +26,7 @@ type controllerModel struct {
 	Extensions            types.Bool     `tfsdk:"extensions"`
 	ImageRegistry         types.String   `tfsdk:"image_registry"`
 	Controller            types.Object   `tfsdk:"controller"`
+	Metrics               types.Object   `tfsdk:"metrics"`
 	AllowedLabelDomains   types.Set      `tfsdk:"allowed_label_domains"`
 	KeepCRDsOnDestroy     types.Bool     `tfsdk:"keep_crds_on_destroy"`
 	Wait                  types.Bool     `tfsdk:"wait"`
@@ -89,7 +90,7 @@ func (m *controllerModel) inputsKnown() bool {
 			return false
 		}
 	}
-	return fullyKnown(m.Controller) && fullyKnown(m.AllowedLabelDomains)
+	return fullyKnown(m.Controller) && fullyKnown(m.Metrics) && fullyKnown(m.AllowedLabelDomains)
 }
 
 // inputsEqual says whether a and b describe the same objects: when they do
@@ -102,7 +103,7 @@ func inputsEqual(a, b *controllerModel) bool {
 	same := a.Version.Equal(b.Version) && a.ReleaseBaseURL.Equal(b.ReleaseBaseURL) &&
 		a.ManifestURL.Equal(b.ManifestURL) && a.Manifest.Equal(b.Manifest) && a.ManifestFile.Equal(b.ManifestFile) &&
 		a.ManifestSHA256.Equal(b.ManifestSHA256) && orTrue(a.Extensions) == orTrue(b.Extensions) &&
-		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller) &&
+		a.ImageRegistry.Equal(b.ImageRegistry) && a.Controller.Equal(b.Controller) && a.Metrics.Equal(b.Metrics) &&
 		a.AllowedLabelDomains.Equal(b.AllowedLabelDomains)
 	if !same || a.ManifestFile.IsNull() {
 		return same

@@ -230,6 +230,7 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 					},
 				})),
 			},
+			"metrics": metricsAttribute(),
 			"allowed_label_domains": schema.SetAttribute{
 				Optional:    true,
 				ElementType: types.StringType,
@@ -415,6 +416,12 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 		return
 	}
 
+	ms, d := plan.metrics(ctx)
+	resp.Diagnostics.Append(d...)
+	r.checkMonitoringServed(ctx, ms, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	fetchCtx, cancel := context.WithTimeout(ctx, planFetchTimeout)
 	defer cancel()
 	bundle, diags := prepare(fetchCtx, &plan)
