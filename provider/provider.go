@@ -114,6 +114,7 @@ func (p *agentSandboxProvider) Resources(context.Context) []func() resource.Reso
 	return []func() resource.Resource{
 		networkpolicy.NewResource,
 		controller.NewResource,
+		controller.NewRouterResource,
 		gke.NewNodePoolResource,
 		gke.NewAddonResource,
 		gke.NewPodSnapshotsResource,

@@ -265,12 +265,17 @@ func expandToleration(t tolerationModel) map[string]any {
 
 // inventory reads the state's inventory, in apply order.
 func (m *controllerModel) inventory(ctx context.Context) ([]inventoryEntry, diag.Diagnostics) {
+	return inventoryOf(ctx, m.Inventory)
+}
+
+// inventoryOf reads an inventory attribute, in apply order.
+func inventoryOf(ctx context.Context, inventory types.Map) ([]inventoryEntry, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	if m.Inventory.IsNull() || m.Inventory.IsUnknown() {
+	if inventory.IsNull() || inventory.IsUnknown() {
 		return nil, diags
 	}
 	var items map[string]inventoryModel
-	diags.Append(m.Inventory.ElementsAs(ctx, &items, false)...)
+	diags.Append(inventory.ElementsAs(ctx, &items, false)...)
 	out := make([]inventoryEntry, 0, len(items))
 	for _, it := range items {
 		out = append(out, inventoryEntry{

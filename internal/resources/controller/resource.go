@@ -179,55 +179,13 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 						MarkdownDescription: "Number of controller replicas (leader election keeps one active).",
 						Validators:          []validator.Int64{int64validator.Between(0, 100)},
 					},
-					"resources": schema.SingleNestedAttribute{
-						Optional:            true,
-						MarkdownDescription: "Replaces the controller container's resource requests and limits.",
-						Attributes: map[string]schema.Attribute{
-							"requests": schema.MapAttribute{
-								Optional: true, ElementType: types.StringType,
-								MarkdownDescription: "e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
-								Validators:          validators.ResourceList(),
-							},
-							"limits": schema.MapAttribute{
-								Optional: true, ElementType: types.StringType,
-								MarkdownDescription: "e.g. `{ memory = \"1Gi\" }`.",
-								Validators:          validators.ResourceList(),
-							},
-						},
-					},
+					"resources": resourcesAttribute("Replaces the controller container's resource requests and limits."),
 					"node_selector": schema.MapAttribute{
 						Optional: true, ElementType: types.StringType,
 						MarkdownDescription: "Node labels the controller pods must run on; replaces the release's.",
 						Validators:          []validator.Map{validators.Labels()},
 					},
-					"tolerations": schema.ListNestedAttribute{
-						Optional:            true,
-						MarkdownDescription: "Tolerations of the controller pods; replaces the release's.",
-						NestedObject: schema.NestedAttributeObject{
-							Attributes: map[string]schema.Attribute{
-								"key": schema.StringAttribute{
-									Optional: true, MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint.",
-									Validators: []validator.String{validators.QualifiedName()},
-								},
-								"operator": schema.StringAttribute{
-									Optional: true, MarkdownDescription: "`Equal` (default) or `Exists`.",
-									Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")},
-								},
-								"value": schema.StringAttribute{
-									Optional: true, MarkdownDescription: "Taint value, for operator `Equal`.",
-									Validators: []validator.String{validators.LabelValue()},
-								},
-								"effect": schema.StringAttribute{
-									Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all.",
-									Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")},
-								},
-								"toleration_seconds": schema.Int64Attribute{
-									Optional: true, MarkdownDescription: "For `NoExecute`: how long the pod stays bound after the taint appears.",
-									Validators: []validator.Int64{int64validator.AtLeast(0)},
-								},
-							},
-						},
-					},
+					"tolerations": tolerationsAttribute("Tolerations of the controller pods; replaces the release's."),
 				})),
 			},
 			"metrics": metricsAttribute(),
@@ -353,21 +311,7 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 					"controller would never run. Use a non-zero UID (upstream's image runs as 65532), or remove run_as_user.")
 		}
 	}
-	for i, t := range s.Tolerations {
-		p := ctl.AtName("tolerations").AtListIndex(i)
-		if t["operator"] == "Exists" && t["value"] != nil {
-			resp.Diagnostics.AddAttributeError(p.AtName("value"), "Invalid toleration",
-				"With operator Exists a toleration matches any value; remove `value` or use operator Equal.")
-		}
-		if t["tolerationSeconds"] != nil && t["effect"] != "NoExecute" {
-			resp.Diagnostics.AddAttributeError(p.AtName("toleration_seconds"), "Invalid toleration",
-				"toleration_seconds only applies to effect NoExecute.")
-		}
-		if t["key"] == nil && t["operator"] != "Exists" {
-			resp.Diagnostics.AddAttributeError(p.AtName("key"), "Invalid toleration",
-				"A toleration without a key must use operator Exists (it then tolerates every taint).")
-		}
-	}
+	checkTolerations(ctl.AtName("tolerations"), s.Tolerations, &resp.Diagnostics)
 }
 
 // ModifyPlan decides whether an apply has work to do and, when it has,
