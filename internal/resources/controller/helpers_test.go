@@ -37,7 +37,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_controller"},
+	acctest.Main(m, pt.Coverage{Provider: provider.New("test"), Resources: []string{"agentsandbox_controller", "agentsandbox_sandbox_router"},
 		Sources: []string{".", "../../tfvalues", "../../nestedattr"},
 		Exempt: map[string]string{
 			// Made while preparing the manifest, once it is read or
