@@ -33,5 +33,8 @@
 // Subpackages: bundles holds each release's assets, upstream's own files
 // rendered from the release's module (for tests and the demo only: the
 // provider binary must not import it), and releases the facts about each
-// release the tests and the controller installer rely on.
+// release the tests and the controller installer rely on, and router the
+// sandbox router's deploy manifests of each release that has one (upstream's
+// files, byte for byte; small, and embedded in the provider for
+// agentsandbox_sandbox_router).
 package sandboxapi

@@ -160,7 +160,7 @@ func (r *routerResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"and is exposed on its own, and a platform may run it in several namespaces; it installs with the controller's " +
 			"installer (staged server-side apply, inventory in state, prune on upgrade, drift repaired on the next apply). " +
 			"In `agent-sandbox-system` (the default) it is where the NetworkPolicies that upstream's template controller " +
-			"manages expect it; elsewhere, those policies do not admit it. See the guide *The sandbox router*.",
+			"manages expect it; elsewhere, those policies do not admit it. See the guide *Hardening choices*, section *The sandbox router*.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
