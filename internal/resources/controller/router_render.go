@@ -281,13 +281,14 @@ func (c routerConfig) adaptDeployment(u *unstructured.Unstructured) error {
 	if idx < 0 {
 		return fmt.Errorf("no container %q", routerContainerName)
 	}
-	ctr := containers[idx].(map[string]any)
+	ctr, _ := containers[idx].(map[string]any)
 
 	switch {
 	case c.Image != "":
 		ctr["image"] = c.Image
 	case c.ImageRegistry != "":
-		ctr["image"] = rewriteImage(ctr["image"].(string), c.ImageRegistry)
+		image, _ := ctr["image"].(string)
+		ctr["image"] = rewriteImage(image, c.ImageRegistry)
 	}
 	if c.ImagePullPolicy != "" {
 		ctr["imagePullPolicy"] = c.ImagePullPolicy
@@ -653,7 +654,8 @@ func flattenRouterPolicy(c *routerConfig, np *unstructured.Unstructured) {
 		switch {
 		case isSandbox:
 			for _, p := range to {
-				if ns := peerNamespace(p.(map[string]any)); ns != "" {
+				peer, _ := p.(map[string]any)
+				if ns := peerNamespace(peer); ns != "" {
 					c.SandboxNamespaces = append(c.SandboxNamespaces, ns)
 				}
 			}

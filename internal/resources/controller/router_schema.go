@@ -131,12 +131,12 @@ func secretKeyAttribute(description, defaultKey string) schema.SingleNestedAttri
 
 func (r *routerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	pod := podSettingsAttributes()
-	pullPolicy := pod["image_pull_policy"].(schema.StringAttribute)
+	pullPolicy, _ := pod["image_pull_policy"].(schema.StringAttribute)
 	pullPolicy.MarkdownDescription = "The router container's `imagePullPolicy`: `Always`, `IfNotPresent` (the release's) or `Never`."
-	pullSecrets := pod["image_pull_secrets"].(schema.ListAttribute)
+	pullSecrets, _ := pod["image_pull_secrets"].(schema.ListAttribute)
 	pullSecrets.MarkdownDescription = "Names of Secrets in the router's namespace holding credentials for the registry of the " +
 		"router image, e.g. a private mirror with `image_registry` or `image`. The Secrets are not created by this resource."
-	affinity := pod["affinity"].(schema.StringAttribute)
+	affinity, _ := pod["affinity"].(schema.StringAttribute)
 	affinity.MarkdownDescription = strings.Replace(affinity.MarkdownDescription, "The controller pod's `affinity` (the chart's `affinity`)",
 		"The router pods' `affinity`", 1)
 

@@ -130,7 +130,7 @@ func moduleDirs() (map[string]string, error) {
 		d, ok := got[r.version]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("go mod download printed nothing for %s@%s (stderr: %s, %v)", modulePath, r.version, stderr.String(), runErr)
+			return nil, fmt.Errorf("go mod download printed nothing for %s@%s (stderr: %s): %w", modulePath, r.version, stderr.String(), runErr)
 		case d.Error != "":
 			return nil, fmt.Errorf("%s@%s: %s", modulePath, r.version, d.Error)
 		case d.Sum != r.sum:
