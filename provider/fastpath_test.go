@@ -62,6 +62,10 @@ var fastpathObjects = map[string]map[string]any{
 	"agentsandbox_controller": {
 		"version": "v0.5.6", "manifest": string(bundleFile("v0.5.6/sandbox-with-extensions.yaml")),
 	},
+	"agentsandbox_sandbox_router": {
+		"namespace": "routers", "replicas": 3, "authz_audiences": []any{"sandbox-router"},
+		"allowed_clients": []any{map[string]any{"namespace": "agents"}},
+	},
 	"agentsandbox_gke_node_pool": {
 		"location": "us-central1", "cluster": "agents", "name": "sandboxes", "machine_type": "e2-standard-4",
 	},
