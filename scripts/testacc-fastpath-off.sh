@@ -3,7 +3,7 @@
 # off (AGENTSANDBOX_FASTPATH=off: every call is terraform-plugin-framework's,
 # see the README's performance section): make test runs everything with the
 # fast path on, and its comparison tests (exampletest's
-# TestAccExamples_fastPathOnAndOff, bench's TestFastPathOnAndOff) apply every
+# TestAccExamples, bench's TestFastPathOnAndOff) apply every
 # example and the benchmark's configuration both ways; this adds, with it
 # off,
 #   - internal/testing/matrixacc: one configuration of every resource and

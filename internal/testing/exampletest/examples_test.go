@@ -133,7 +133,11 @@ func startStack(t *testing.T, root string) *demo.Stack {
 // TestAccExamples plans every example directory against the local stand-in
 // for GKE (the first plan must give no warning), applies it, checks what it
 // made, re-plans (the plan must be empty), destroys it and checks that
-// everything is gone.
+// everything is gone. It does so twice per example, with the fast path on
+// and off, and requires Terraform's own view of both runs to be identical
+// (applyExamplesBothWays); under TF_ACC_TERRAFORM_PATHS (make
+// testacc-matrix) once per example under each CLI of the version matrix,
+// with the fast path on.
 func TestAccExamples(t *testing.T) {
 	acctest.PreCheck(t)
 	root := repoRoot(t)
@@ -149,7 +153,7 @@ func TestAccExamples(t *testing.T) {
 	// each CLI of the version matrix in turn, on this one stack.
 	clis := os.Getenv("TF_ACC_TERRAFORM_PATHS")
 	if clis == "" {
-		applyExamples(t, c, st, rc, terraformBin(t))
+		applyExamplesBothWays(t, c, st, rc, terraformBin(t))
 		return
 	}
 	for _, cli := range strings.Split(clis, ",") {
@@ -164,7 +168,8 @@ func TestAccExamples(t *testing.T) {
 }
 
 // applyExamples applies, checks, re-plans and destroys every example
-// directory with the CLI bin.
+// directory with the CLI bin (the matrix's run; applyExampleWith is the same
+// sequence with Terraform's JSON recorded, for make test).
 func applyExamples(t *testing.T, c cluster, st *demo.Stack, rc, bin string) {
 	examples := copyExamples(t)
 	for _, name := range exampleDirs {

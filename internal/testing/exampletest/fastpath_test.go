@@ -10,21 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/demo"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/testenv"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/tfjsoncmp"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/provider"
 )
-
-// fastPathExamples are the examples TestAccExamples_fastPathOnAndOff applies
-// both ways: all of them (each run both ways costs about as much as
-// TestAccExamples' run of it).
-var fastPathExamples = exampleDirs
 
 // exampleRules are the normalisations of the examples' outputs (package
 // tfjsoncmp): what two applies of the same example, one after the other on
@@ -50,29 +42,19 @@ var exampleRules = tfjsoncmp.Rules{
 	IgnoreDiagnostics: []string{devOverridesWarning},
 }
 
-// TestAccExamples_fastPathOnAndOff applies each example twice on one
-// stand-in for GKE, with the fast path (AGENTSANDBOX_FASTPATH=on) and
-// without it (off), as TestAccExamples does (same checks of what it made
-// and of what its destroy left), and requires Terraform's own view of each
-// step to be identical, normalised only as exampleRules says: the stream of
-// `terraform plan -json` and `terraform show -json` of the saved plan for
-// the create, the plan after it (no change) and the destroy, and `terraform
-// show -json` of the state after the create. The provider's log shows that
-// each run's plugin processes took the path asked for.
-func TestAccExamples_fastPathOnAndOff(t *testing.T) {
-	acctest.PreCheck(t)
-	root := repoRoot(t)
-	st := startStack(t, root)
-	cfg, err := testenv.RESTConfig(st.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cluster{dyn: dynamic.NewForConfigOrDie(cfg), cs: kubernetes.NewForConfigOrDie(cfg)}
-	rc := cliConfig(t)
-	bin := terraformBin(t)
-
+// applyExamplesBothWays applies each example twice on the stand-in st,
+// with the fast path (AGENTSANDBOX_FASTPATH=on) and without it (off), each
+// time with every check of applyExamples (no warning at the first plan,
+// what it made, no failed check, an empty plan after the apply, what its
+// destroy left), and requires Terraform's own view of each step to be
+// identical, normalised only as exampleRules says: the stream of `terraform
+// plan -json` and `terraform show -json` of the saved plan for the create,
+// the plan after it (no change) and the destroy, and `terraform show -json`
+// of the state after the create. The provider's log shows that each run's
+// plugin processes took the path asked for.
+func applyExamplesBothWays(t *testing.T, c cluster, st *demo.Stack, rc, bin string) {
 	var plans, shows int
-	for _, name := range fastPathExamples {
+	for _, name := range exampleDirs {
 		ok := t.Run(name, func(t *testing.T) {
 			runs := map[string]tfjsoncmp.Run{}
 			for _, mode := range []string{"on", "off"} {
@@ -91,7 +73,7 @@ func TestAccExamples_fastPathOnAndOff(t *testing.T) {
 		}
 	}
 	t.Logf("compared %d plan -json streams and %d show -json outputs of %d examples with the fast path on and off: identical after normalisation",
-		plans, shows, len(fastPathExamples))
+		plans, shows, len(exampleDirs))
 }
 
 // applyExampleWith applies, checks and destroys the example name with the
@@ -136,26 +118,51 @@ func applyExampleWith(t *testing.T, c cluster, st *demo.Stack, rc, bin, name, mo
 		run.Add(step+": show -json", s)
 	}
 	// plan records the stream of `terraform plan -json` and the saved
-	// plan's show -json, and returns the plan's file.
-	plan := func(step string, args ...string) string {
+	// plan's show -json, and returns the plan's file and the stream as
+	// Terraform wrote it. -detailed-exitcode: exit status 2 means changes.
+	plan := func(step string, args ...string) (file, out string, changes bool) {
 		t.Helper()
-		file := strings.ReplaceAll(step, " ", "-") + ".tfplan"
-		s, err := norm.Stream([]byte(tf.must(append([]string{"plan", "-json", "-input=false", "-out=" + file}, args...)...)))
+		file = strings.ReplaceAll(step, " ", "-") + ".tfplan"
+		out, code := tf.run(append([]string{"plan", "-json", "-input=false", "-detailed-exitcode", "-out=" + file}, args...)...)
+		if code != 0 && code != 2 {
+			t.Fatalf("terraform plan (%s) failed (exit status %d):\n%s", step, code, out)
+		}
+		s, err := norm.Stream([]byte(out))
 		if err != nil {
 			t.Fatal(err)
 		}
 		run.Add(step+": plan -json", s)
 		show(step+" (saved plan)", file)
-		return file
+		return file, out, code == 2
 	}
 
-	create := plan("create")
-	tf.must("apply", "-input=false", create)
+	create, out, _ := plan("create")
+	// The first plan of an example (objects that name each other, created
+	// in one apply) gives no warning: a plan cannot tell a template, warm
+	// pool or namespace created in the same apply from a typo, so it does
+	// not look them up (object.Lookup).
+	if w := warningsIn(out); len(w) > 0 {
+		t.Errorf("the first plan of %s gives %d warnings, want none:\n  %s", name, len(w), strings.Join(w, "\n  "))
+	}
+	t0 := time.Now()
+	out = tf.must("apply", "-input=false", create)
+	t.Logf("%s applied in %s", name, time.Since(t0).Round(time.Millisecond))
+	if strings.Contains(out, checkFailed) {
+		t.Errorf("the apply of %s fails a check:\n%s", name, out)
+	}
 	check.applied(t, c, st, tf, tf.outputs())
 	show("state after the create")
-	plan("plan after the create")
-	destroy := plan("destroy", "-destroy")
+	if _, out, changes := plan("plan after the create"); changes {
+		t.Fatalf("the plan after apply is not empty:\n%s", out)
+	} else if strings.Contains(out, checkFailed) || strings.Contains(out, checkDeferred) {
+		// Everything a check reads exists now: it is decided at plan,
+		// and holds.
+		t.Errorf("the plan after the apply of %s does not pass its checks:\n%s", name, out)
+	}
+	destroy, _, _ := plan("destroy", "-destroy")
+	t0 = time.Now()
 	tf.must("apply", "-input=false", destroy)
+	t.Logf("%s destroyed in %s", name, time.Since(t0).Round(time.Millisecond))
 	check.destroyed(t, c, st)
 	// The example keeps the CRDs on destroy; the next run must start
 	// where this one did, on a stand-in without them (the cluster data

@@ -195,7 +195,13 @@ const (
 // dev_overrides notice aside); it fails the test if the plan fails.
 func (d *tfDir) planWarnings() []string {
 	d.t.Helper()
-	out := d.must("plan", "-json", "-input=false")
+	return warningsIn(d.must("plan", "-json", "-input=false"))
+}
+
+// warningsIn returns the summary and detail of each warning about the
+// configuration (the dev_overrides notice and checkDeferred aside) in the
+// output of `terraform plan -json`.
+func warningsIn(out string) []string {
 	var warnings []string
 	for _, line := range strings.Split(out, "\n") {
 		var msg struct {

@@ -95,6 +95,29 @@ func TestDeterministic(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "v9.9.9")); !os.IsNotExist(err) {
 		t.Error("a stale release directory survived regeneration")
 	}
+	// A file already right is left alone (same inode, same modification
+	// time): make generate beside a running build or test (CI runs
+	// docs-check beside make test) never removes or rewrites a bundle.
+	before := map[string]os.FileInfo{}
+	for name := range a {
+		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = fi
+	}
+	if err := writeRendered(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	for name, fi := range before {
+		after, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || !os.SameFile(fi, after) || !after.ModTime().Equal(fi.ModTime()) {
+			t.Errorf("%s: an up-to-date file was rewritten (%v)", name, err)
+		}
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, "v*", "*.tmp")); len(tmp) > 0 {
+		t.Errorf("temporary files left: %v", tmp)
+	}
 }
 
 // fakeModule writes a module directory with the given files.

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"maps"
@@ -39,15 +40,26 @@ func write(dir string) error {
 	return writeRendered(dir, rendered)
 }
 
-// writeRendered writes rendered files ("<version>/<asset>") below dir. It
-// first removes every v*/*.yaml file there and the version directories left
-// empty, so a dropped release or asset disappears.
+// writeRendered writes rendered files ("<version>/<asset>") below dir. A
+// file whose content is already right is not touched, a changed one is
+// replaced atomically (written beside it, then renamed), and every other
+// v*/*.yaml file there, with the version directories left empty, is
+// removed, so a dropped release or asset disappears. A build or test reading
+// the bundles while make generate runs (CI runs docs-check beside make test)
+// never sees a missing or half-written file.
 func writeRendered(dir string, rendered map[string][]byte) error {
 	old, err := filepath.Glob(filepath.Join(dir, "v*", "*.yaml"))
 	if err != nil {
 		return err
 	}
 	for _, f := range old {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			return err
+		}
+		if _, keep := rendered[filepath.ToSlash(rel)]; keep {
+			continue
+		}
 		if err := os.Remove(f); err != nil {
 			return err
 		}
@@ -65,10 +77,17 @@ func writeRendered(dir string, rendered map[string][]byte) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(rendered)) {
 		file := filepath.Join(dir, filepath.FromSlash(name))
+		if cur, err := os.ReadFile(file); err == nil && bytes.Equal(cur, rendered[name]) {
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(file, rendered[name], 0o644); err != nil {
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, rendered[name], 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, file); err != nil {
 			return err
 		}
 	}
