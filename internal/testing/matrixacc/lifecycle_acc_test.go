@@ -2,7 +2,8 @@
 // (scripts/testacc-matrix.sh, make testacc-matrix, CI) runs under every
 // Terraform and OpenTofu CLI: every resource and data source of the
 // provider, except agentsandbox_controller (which the matrix runs last, on
-// its own: it changes the cluster-wide CRDs), in ONE configuration that is
+// its own: it changes the cluster-wide CRDs), in ONE configuration (the
+// sandbox router in the test's namespace) that is
 // created, updated in place, imported resource by resource with
 // ImportStateVerify, and destroyed. One configuration pays each CLI's
 // start-up once per step instead of once per resource: the family tests
@@ -10,6 +11,7 @@
 package matrixacc_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -23,6 +25,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/resources/networkpolicy"
@@ -47,6 +51,7 @@ const (
 	poolAddr    = "agentsandbox_gke_node_pool.agents"
 	addonAddr   = "agentsandbox_gke_addon.this"
 	clusterData = "data.agentsandbox_cluster.this"
+	routerAddr  = "agentsandbox_sandbox_router.router"
 )
 
 // config is acctest.OneOfEach (the five Kubernetes object resources) plus
@@ -82,7 +87,13 @@ resource "agentsandbox_gke_addon" "this" {
 }
 
 data "agentsandbox_cluster" "this" {}
-`, emutest.Location, emutest.Cluster, stage))
+
+# The sandbox router in the test's namespace; the stage changes its replicas.
+resource "agentsandbox_sandbox_router" "router" {
+  namespace = %[4]q
+  replicas  = %[3]q == "created" ? 1 : 2
+}
+`, emutest.Location, emutest.Cluster, stage, ns))
 }
 
 // TestAccMatrix_lifecycle: create, update in place, import and destroy of
@@ -98,7 +109,7 @@ func TestAccMatrix_lifecycle(t *testing.T) {
 		k8s = append(k8s, addr)
 	}
 	sort.Strings(k8s)
-	all := append([]string{poolAddr, addonAddr}, k8s...)
+	all := append([]string{poolAddr, addonAddr, routerAddr}, k8s...)
 	planned := func(action plancheck.ResourceActionType, addrs []string, rest plancheck.ResourceActionType, others []string) resource.ConfigPlanChecks {
 		var pre []plancheck.PlanCheck
 		for _, a := range addrs {
@@ -129,7 +140,7 @@ func TestAccMatrix_lifecycle(t *testing.T) {
 		},
 		{
 			Config:            config(env, ns, "updated"),
-			ConfigPlanChecks:  planned(plancheck.ResourceActionUpdate, append([]string{poolAddr}, k8s...), plancheck.ResourceActionNoop, []string{addonAddr}),
+			ConfigPlanChecks:  planned(plancheck.ResourceActionUpdate, append([]string{poolAddr, routerAddr}, k8s...), plancheck.ResourceActionNoop, []string{addonAddr}),
 			ConfigStateChecks: labelled("updated"),
 		},
 	}
@@ -139,13 +150,17 @@ func TestAccMatrix_lifecycle(t *testing.T) {
 			// Waiting is configuration: an import cannot see it.
 			step.ImportStateVerifyIgnore = []string{"timeouts"}
 		}
+		if a == routerAddr {
+			// The applied objects' digests; an import reads the configuration.
+			step.ImportStateVerifyIgnore = []string{"inventory"}
+		}
 		steps = append(steps, step)
 	}
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             destroyed(env),
+		CheckDestroy:             destroyed(env, ns),
 		Steps:                    steps,
 	})
 }
@@ -185,8 +200,14 @@ func addonEnabled(env *emutest.Env, want bool) resource.TestCheckFunc {
 
 // destroyed: every Kubernetes object is gone (asked of the API server),
 // the node pool is gone and the add-on is off (asked of the emulator).
-func destroyed(env *emutest.Env) resource.TestCheckFunc {
-	checks := []resource.TestCheckFunc{addonEnabled(env, false)}
+func destroyed(env *emutest.Env, ns string) resource.TestCheckFunc {
+	checks := []resource.TestCheckFunc{addonEnabled(env, false), func(*terraform.State) error {
+		ref := acctest.ObjectRef{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: ns, Name: "sandbox-router"}
+		if _, err := acctest.GetObject(context.Background(), ref); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s after destroy: %v", ref, err)
+		}
+		return nil
+	}}
 	seen := map[string]bool{}
 	for addr, gvr := range acctest.OneOfEachObjects {
 		typ, _, _ := strings.Cut(addr, ".") // "type.name"
