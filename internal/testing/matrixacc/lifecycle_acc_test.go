@@ -203,8 +203,12 @@ func addonEnabled(env *emutest.Env, want bool) resource.TestCheckFunc {
 func destroyed(env *emutest.Env, ns string) resource.TestCheckFunc {
 	checks := []resource.TestCheckFunc{addonEnabled(env, false), func(*terraform.State) error {
 		ref := acctest.ObjectRef{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: ns, Name: "sandbox-router"}
-		if _, err := acctest.GetObject(context.Background(), ref); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("%s after destroy: %v", ref, err)
+		_, err := acctest.GetObject(context.Background(), ref)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%s still exists after destroy", ref)
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("%s after destroy: %w", ref, err)
 		}
 		return nil
 	}}
