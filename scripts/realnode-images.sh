@@ -3,7 +3,7 @@
 # (`localcluster up --real-node`) without any registry, and prints, as the
 # last line of stdout, the directory that holds them:
 #
-#   <repo>/.cache/realnode-images/<hash>/{pause,busybox,python3}.tar
+#   <repo>/.cache/realnode-images/<hash>/{pause,busybox,python3,sandboxd,sandbox-router}.tar
 #
 # Each .tar is an OCI image archive (oci-layout, index.json, blobs) with one
 # uncompressed layer, importable with `ctr -n k8s.io images import`, which
@@ -14,10 +14,24 @@
 #   localhost/localcluster/python3:3.11   a Debian bookworm minbase root file system made by
 #                                         debootstrap (+ python3) from the same mirror
 #                                         apt uses
+#   localhost/localcluster/sandboxd:<v>   the python3 root file system plus upstream's sandboxd
+#                                         (packages/sandboxd/cmd/sandboxd) at /usr/local/bin,
+#                                         /workspace owned by 1000, USER 1000, WORKDIR /workspace,
+#                                         as packages/sandboxd/Dockerfile does (on python3, not
+#                                         debian-slim: a Python/sandboxd sandbox)
+#   localhost/localcluster/sandbox-router:<v>  upstream's router (sandbox-router/cmd), static,
+#                                         alone, USER 65532 (its Dockerfile: distroless static nonroot)
 #
-# <hash> covers this script and the Debian package versions apt would install,
-# so an unchanged input reuses the cached images at once. Needs root (debootstrap),
-# gcc with static libc (libc6-dev), apt-get, debootstrap, dpkg-deb, tar, sha256sum.
+# <v> is the version of sigs.k8s.io/agent-sandbox in the repository's go.mod
+# (the release the provider models by default); both binaries are built
+# CGO_ENABLED=0 from that module's own source in the Go module cache, with its
+# own go.mod and go.sum, as their Dockerfiles do (dependencies come from the
+# Go module proxy; nothing is pulled from an image registry).
+#
+# <hash> covers this script, the Debian package versions apt would install and
+# the agent-sandbox version and Go toolchain, so an unchanged input reuses the
+# cached images at once. Needs root (debootstrap), gcc with static libc
+# (libc6-dev), apt-get, debootstrap, dpkg-deb, tar, sha256sum, go.
 # Environment:
 #   REALNODE_IMAGES_CACHE   where images are kept (default <repo>/.cache/realnode-images)
 #   REALNODE_IMAGES_FORCE=1 rebuild even if cached
@@ -33,7 +47,7 @@ log() { echo "realnode-images: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "must run as root (debootstrap)"
-for tool in gcc apt-get apt-cache debootstrap dpkg-deb tar sha256sum; do
+for tool in gcc apt-get apt-cache debootstrap dpkg-deb tar sha256sum go; do
   command -v "$tool" >/dev/null || die "$tool not found (Debian: apt-get install gcc libc6-dev debootstrap)"
 done
 
@@ -49,7 +63,12 @@ busybox_version="$(version_of busybox-static)"
 python_version="$(version_of python3)"
 [[ -n $busybox_version && $busybox_version != "(none)" ]] || die "apt knows no busybox-static: run apt-get update first"
 
-hash="$( { cat "${BASH_SOURCE[0]}"; echo "$busybox_version $python_version $mirror $suite"; } | sha256sum | cut -c1-12)"
+# The agent-sandbox release whose router and sandboxd are built, and its source.
+read -r as_version as_dir < <(cd "$repo" && go list -m -f '{{.Version}} {{.Dir}}' sigs.k8s.io/agent-sandbox)
+[[ -n $as_version && -d $as_dir ]] || die "go list -m sigs.k8s.io/agent-sandbox: no module directory (run go mod download)"
+go_version="$(go env GOVERSION)"
+
+hash="$( { cat "${BASH_SOURCE[0]}"; echo "$busybox_version $python_version $mirror $suite $as_version $go_version"; } | sha256sum | cut -c1-12)"
 cache="${REALNODE_IMAGES_CACHE:-$repo/.cache/realnode-images}"
 out="$cache/$hash"
 if [[ -f $out/.complete && ${REALNODE_IMAGES_FORCE:-0} != 1 ]]; then
@@ -154,12 +173,40 @@ ln -sf python3 "$py/usr/bin/python"
 oci_archive python3 localhost/localcluster/python3:3.11 "$py" '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","LANG=C.UTF-8"],"Cmd":["python3"]}'
 log "python3 built in $(( $(date +%s) - t0 ))s"
 
+# --- sandboxd and sandbox-router: built from the release's module source.
+t0=$(date +%s)
+mkdir -p "$work/bin"
+ldflags="-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$as_version"
+for bin in sandboxd:./packages/sandboxd/cmd/sandboxd sandbox-router:./sandbox-router/cmd; do
+  # The module cache is read-only and carries the release's go.sum:
+  # -mod=mod resolves with it without writing anything there.
+  (cd "$as_dir" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" \
+    -o "$work/bin/${bin%%:*}" "${bin#*:}") || die "building ${bin%%:*} $as_version from $as_dir failed"
+done
+sd="$work/sandboxd"
+cp -a "$py" "$sd"
+install -m 0755 "$work/bin/sandboxd" "$sd/usr/local/bin/sandboxd"
+mkdir -p "$sd/workspace" && chown 1000:1000 "$sd/workspace"
+oci_archive sandboxd "localhost/localcluster/sandboxd:$as_version" "$sd" \
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","LANG=C.UTF-8"],"Entrypoint":["/usr/local/bin/sandboxd"],"User":"1000","WorkingDir":"/workspace","ExposedPorts":{"8080/tcp":{},"9090/tcp":{}}}'
+rt="$work/router"
+mkdir -p "$rt/etc" "$rt/tmp"
+chmod 1777 "$rt/tmp"
+install -m 0755 "$work/bin/sandbox-router" "$rt/sandbox-router"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$rt/etc/passwd"
+printf 'root:x:0:\nnonroot:x:65532:\n' >"$rt/etc/group"
+oci_archive sandbox-router "localhost/localcluster/sandbox-router:$as_version" "$rt" \
+  '{"Entrypoint":["/sandbox-router"],"User":"65532:65532","ExposedPorts":{"8080/tcp":{},"8081/tcp":{},"9090/tcp":{}}}'
+log "sandboxd and sandbox-router $as_version built in $(( $(date +%s) - t0 ))s"
+
 cat >"$out/README" <<EOF
 Images for localcluster's real node, made by scripts/realnode-images.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)
 from $mirror ($suite): busybox-static $busybox_version, python3 $python_version.
   pause.tar    localhost/localcluster/pause:3.10
   busybox.tar  localhost/localcluster/busybox:1.35
   python3.tar  localhost/localcluster/python3:3.11
+  sandboxd.tar        localhost/localcluster/sandboxd:$as_version (sigs.k8s.io/agent-sandbox $as_version, $go_version)
+  sandbox-router.tar  localhost/localcluster/sandbox-router:$as_version
 EOF
 touch "$out/.complete"
 log "all images built in $(( $(date +%s) - t_all ))s"

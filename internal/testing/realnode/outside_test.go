@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,6 +36,11 @@ import (
 // the host.
 const (
 	outsideHelperVar = "AGENTSANDBOX_E2E_OUTSIDE_HELPER"
+	// outsideExtraVar lists further servers of the helper, "ip:port" comma
+	// separated (outsideOptions.Extra); outsideHostsVar names its hosts
+	// file (outsideOptions.Hosts).
+	outsideExtraVar = "AGENTSANDBOX_E2E_OUTSIDE_EXTRA"
+	outsideHostsVar = "AGENTSANDBOX_E2E_OUTSIDE_HOSTS"
 
 	nodeVethIP    = "198.19.0.1"
 	outsideVethIP = "198.19.0.2"
@@ -52,16 +58,32 @@ type outside struct {
 	stdin io.WriteCloser
 }
 
+// outsideOptions add to the helper what TestE2ESDK needs besides
+// OutsideServers.
+type outsideOptions struct {
+	// Extra are further HTTP servers ("ip:port"), each answering with
+	// serverBody; each ip is routed from the node to the helper.
+	Extra []string
+	// Hosts is a file of "name ip" lines (names fully qualified, with the
+	// final dot) the DNS stand-in also answers, read at every query: the
+	// cluster DNS records (<sandbox>.<namespace>.svc.cluster.local) that
+	// CoreDNS would serve and that the router resolves.
+	Hosts string
+}
+
 // startOutside starts the helper, wires its namespace to the node's and
 // waits until its servers listen.
-func startOutside(t *testing.T) *outside {
+func startOutside(t *testing.T) *outside { return startOutsideWith(t, outsideOptions{}) }
+
+// startOutsideWith is startOutside with o.
+func startOutsideWith(t *testing.T, o outsideOptions) *outside {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("unshare", "--net", "--", self)
-	cmd.Env = append(os.Environ(), outsideHelperVar+"=1")
+	cmd.Env = append(os.Environ(), outsideHelperVar+"=1", outsideExtraVar+"="+strings.Join(o.Extra, ","), outsideHostsVar+"="+o.Hosts)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +96,8 @@ func startOutside(t *testing.T) *outside {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting the outside helper: %v", err)
 	}
-	o := &outside{cmd: cmd, stdin: stdin}
-	t.Cleanup(o.stop)
+	helper := &outside{cmd: cmd, stdin: stdin}
+	t.Cleanup(helper.stop)
 	pid := strconv.Itoa(cmd.Process.Pid)
 	node := func(args ...string) {
 		t.Helper()
@@ -97,13 +119,14 @@ func startOutside(t *testing.T) *outside {
 	node("ip", "addr", "add", nodeVethIP+"/24", "dev", nodeVeth)
 	node("ip", "link", "set", nodeVeth, "up")
 	node("ip", "route", "add", "169.254.0.0/16", "via", outsideVethIP)
-	for _, ip := range []string{PublicIP, Private10, Private172, Private192} {
-		node("ip", "route", "add", ip+"/32", "via", outsideVethIP)
+	extraIPs := extraAddrs(o.Extra)
+	for _, ip := range append([]string{PublicIP, Private10, Private172, Private192}, extraIPs...) {
+		node("ip", "route", "replace", ip+"/32", "via", outsideVethIP)
 	}
 	out("ip", "link", "set", "lo", "up")
 	out("ip", "addr", "add", outsideVethIP+"/24", "dev", outsideVeth)
 	out("ip", "link", "set", outsideVeth, "up")
-	for _, ip := range append([]string{DNSIP}, OutsideServers...) {
+	for _, ip := range append(append([]string{DNSIP}, OutsideServers...), extraIPs...) {
 		out("ip", "addr", "add", ip+"/32", "dev", "lo")
 	}
 	out("ip", "route", "add", podCIDR, "via", nodeVethIP)
@@ -127,7 +150,20 @@ func startOutside(t *testing.T) *outside {
 	case <-time.After(20 * time.Second):
 		t.Fatal("outside helper did not start its servers within 20s")
 	}
-	return o
+	return helper
+}
+
+// extraAddrs returns the distinct addresses of "ip:port" servers that are
+// not OutsideServers already.
+func extraAddrs(extra []string) []string {
+	var ips []string
+	for _, hp := range extra {
+		ip, _, _ := net.SplitHostPort(hp)
+		if ip != "" && !slices.Contains(OutsideServers, ip) && !slices.Contains(ips, ip) {
+			ips = append(ips, ip)
+		}
+	}
+	return ips
 }
 
 func (o *outside) stop() {
@@ -152,19 +188,29 @@ func runOutsideHelper() int {
 		fmt.Fprintf(os.Stderr, "outside helper: expected serve, got %q (%v)\n", line, err)
 		return 1
 	}
+	servers := []string{}
 	for _, ip := range OutsideServers {
 		for _, port := range []int{HTTPPort, AltPort} {
-			ln, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
-				return 1
-			}
-			body := serverBody(ip, port)
-			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				_, _ = io.WriteString(w, body)
-			})}
-			go func() { _ = srv.Serve(ln) }()
+			servers = append(servers, net.JoinHostPort(ip, strconv.Itoa(port)))
 		}
+	}
+	if extra := os.Getenv(outsideExtraVar); extra != "" {
+		servers = append(servers, strings.Split(extra, ",")...)
+	}
+	hostsFile = os.Getenv(outsideHostsVar)
+	for _, hp := range servers {
+		ip, portStr, _ := net.SplitHostPort(hp)
+		port, _ := strconv.Atoi(portStr)
+		ln, err := net.Listen("tcp", hp)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "outside helper: %v\n", err)
+			return 1
+		}
+		body := serverBody(ip, port)
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, body)
+		})}
+		go func() { _ = srv.Serve(ln) }()
 	}
 	pc, err := net.ListenPacket("udp", net.JoinHostPort(DNSIP, "53"))
 	if err != nil {
@@ -184,8 +230,29 @@ func runOutsideHelper() int {
 	return 0
 }
 
-// dnsAnswer answers A queries for DNSName with AllowedIP and everything
-// else with NXDOMAIN: the DNS stand-in.
+// hostsFile is the helper's outsideOptions.Hosts ("" for none).
+var hostsFile string
+
+// lookupHosts returns the address of name in hostsFile, or "".
+func lookupHosts(name string) string {
+	if hostsFile == "" {
+		return ""
+	}
+	data, err := os.ReadFile(hostsFile)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.EqualFold(f[0], name) {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// dnsAnswer answers A queries for DNSName with AllowedIP, for the names of
+// the hosts file with their address, and everything else with NXDOMAIN:
+// the DNS stand-in.
 func dnsAnswer(query []byte) ([]byte, bool) {
 	var p dnsmessage.Parser
 	h, err := p.Start(query)
@@ -200,10 +267,16 @@ func dnsAnswer(query []byte) ([]byte, bool) {
 		Header:    dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RCode: dnsmessage.RCodeNameError},
 		Questions: []dnsmessage.Question{q},
 	}
+	answer := ""
 	if strings.EqualFold(q.Name.String(), DNSName) {
+		answer = AllowedIP
+	} else {
+		answer = lookupHosts(q.Name.String())
+	}
+	if answer != "" {
 		resp.RCode = dnsmessage.RCodeSuccess
 		if q.Type == dnsmessage.TypeA {
-			ip := net.ParseIP(AllowedIP).To4()
+			ip := net.ParseIP(answer).To4()
 			resp.Answers = []dnsmessage.Resource{{
 				Header: dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET, TTL: 5},
 				Body:   &dnsmessage.AResource{A: [4]byte{ip[0], ip[1], ip[2], ip[3]}},
