@@ -3,7 +3,7 @@
 # (`localcluster up --real-node`) without any registry, and prints, as the
 # last line of stdout, the directory that holds them:
 #
-#   <repo>/.cache/realnode-images/<hash>/{pause,busybox,python3,sandboxd,sandbox-router}.tar
+#   <repo>/.cache/realnode-images/<hash>/{pause,busybox,python3,python-runtime,sandboxd,sandbox-router}.tar
 #
 # Each .tar is an OCI image archive (oci-layout, index.json, blobs) with one
 # uncompressed layer, importable with `ctr -n k8s.io images import`, which
@@ -12,8 +12,14 @@
 #   localhost/localcluster/pause:3.10     a 20-line static C pause (built with gcc -static)
 #   localhost/localcluster/busybox:1.35   Debian's busybox-static and its applet links
 #   localhost/localcluster/python3:3.11   a Debian bookworm minbase root file system made by
-#                                         debootstrap (+ python3) from the same mirror
+#                                         debootstrap (+ python3, and Debian's FastAPI, uvicorn and
+#                                         python-multipart for python-runtime) from the same mirror
 #                                         apt uses
+#   localhost/localcluster/python-runtime:<v>  the python3 root file system plus upstream's legacy
+#                                         Python runtime (examples/python-runtime-sandbox/main.py,
+#                                         the API the SDKs' default runtime calls through the
+#                                         router) in /app, USER 1000, uvicorn on 8888, as its
+#                                         Dockerfile does (with Debian's packages instead of pip's)
 #   localhost/localcluster/sandboxd:<v>   the python3 root file system plus upstream's sandboxd
 #                                         (packages/sandboxd/cmd/sandboxd) at /usr/local/bin,
 #                                         /workspace owned by 1000, USER 1000, WORKDIR /workspace,
@@ -159,7 +165,7 @@ log "busybox built in $(( $(date +%s) - t0 ))s"
 # --- python3: debootstrap minbase + python3-minimal.
 t0=$(date +%s)
 py="$work/python3"
-debootstrap --variant=minbase --include=python3 "$suite" "$py" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+debootstrap --variant=minbase --include=python3,python3-fastapi,python3-uvicorn,python3-multipart "$suite" "$py" "$mirror" >"$work/debootstrap.log" 2>&1 ||
   { tail -n 20 "$work/debootstrap.log" >&2; die "debootstrap $suite from $mirror failed"; }
 # Trim what a container never needs; keep dpkg's database (it documents the contents).
 rm -rf "$py"/var/cache/apt/archives/*.deb "$py"/var/lib/apt/lists/* "$py"/usr/share/doc/* "$py"/usr/share/man/* \
@@ -183,6 +189,14 @@ for bin in sandboxd:./packages/sandboxd/cmd/sandboxd sandbox-router:./sandbox-ro
   (cd "$as_dir" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" \
     -o "$work/bin/${bin%%:*}" "${bin#*:}") || die "building ${bin%%:*} $as_version from $as_dir failed"
 done
+pr="$work/python-runtime"
+cp -a "$py" "$pr"
+mkdir -p "$pr/app"
+install -m 0644 "$as_dir/examples/python-runtime-sandbox/main.py" "$pr/app/main.py"
+chown -R 1000:1000 "$pr/app"
+oci_archive python-runtime "localhost/localcluster/python-runtime:$as_version" "$pr" \
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","LANG=C.UTF-8"],"Cmd":["python3","-m","uvicorn","main:app","--host","0.0.0.0","--port","8888"],"User":"1000","WorkingDir":"/app","ExposedPorts":{"8888/tcp":{}}}'
+rm -rf "$pr"
 sd="$work/sandboxd"
 cp -a "$py" "$sd"
 install -m 0755 "$work/bin/sandboxd" "$sd/usr/local/bin/sandboxd"
@@ -197,7 +211,7 @@ printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$rt/etc/group"
 oci_archive sandbox-router "localhost/localcluster/sandbox-router:$as_version" "$rt" \
   '{"Entrypoint":["/sandbox-router"],"User":"65532:65532","ExposedPorts":{"8080/tcp":{},"8081/tcp":{},"9090/tcp":{}}}'
-log "sandboxd and sandbox-router $as_version built in $(( $(date +%s) - t0 ))s"
+log "python-runtime, sandboxd and sandbox-router $as_version built in $(( $(date +%s) - t0 ))s"
 
 cat >"$out/README" <<EOF
 Images for localcluster's real node, made by scripts/realnode-images.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -205,6 +219,7 @@ from $mirror ($suite): busybox-static $busybox_version, python3 $python_version.
   pause.tar    localhost/localcluster/pause:3.10
   busybox.tar  localhost/localcluster/busybox:1.35
   python3.tar  localhost/localcluster/python3:3.11
+  python-runtime.tar  localhost/localcluster/python-runtime:$as_version (examples/python-runtime-sandbox of $as_version)
   sandboxd.tar        localhost/localcluster/sandboxd:$as_version (sigs.k8s.io/agent-sandbox $as_version, $go_version)
   sandbox-router.tar  localhost/localcluster/sandbox-router:$as_version
 EOF

@@ -65,6 +65,11 @@ func (r *probeResults) add(p Probe, ok bool, got string) {
 	r.list = append(r.list, ProbeResult{Probe: p, Passed: ok, Got: got})
 }
 
+// MetricsAddrVar, when set, is the address (host:port) the real
+// controller serves its Prometheus metrics on (scripts/bench-claims.sh);
+// unset, the controller serves none, as in every other run.
+const MetricsAddrVar = "AGENTSANDBOX_E2E_CONTROLLER_METRICS"
+
 // ResultsVar names the file the probe results are written to
 // (scripts/testacc-e2e.sh: .cache/e2e/probes.json).
 const ResultsVar = "AGENTSANDBOX_E2E_RESULTS"
@@ -291,11 +296,16 @@ func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	cluster.kubeconfig = strings.TrimSpace(out.String())
 	fmt.Fprintf(os.Stderr, "e2e: real-node cluster up in %s (%s)\n", time.Since(t0).Round(time.Millisecond), dir)
 
+	var ctlOpts testenv.RealControllerOptions
+	if addr := os.Getenv(MetricsAddrVar); addr != "" {
+		// The benchmark reads upstream's claim latency metrics.
+		ctlOpts.Args = []string{"--metrics-bind-address=" + addr}
+	}
 	return testenv.Start(ctx, testenv.Options{
 		RepoRoot:   root,
 		Kubeconfig: cluster.kubeconfig,
 		Profile:    &releases.Default,
-		Controller: testenv.RealController(releases.Default, root),
+		Controller: testenv.RealControllerWith(releases.Default, root, ctlOpts),
 	})
 }
 

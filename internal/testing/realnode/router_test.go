@@ -8,13 +8,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +21,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
 	"k8s.io/utils/ptr"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/releases"
@@ -141,11 +133,11 @@ func routerManifests(t *testing.T) (sa *corev1.ServiceAccount, dep *appsv1.Deplo
 //     resolves sandboxes by cluster DNS (<sandbox>.<ns>.svc.cluster.local,
 //     proxy/resolve.go), answered by the test's DNS stand-in;
 //   - the NetworkPolicy's DNS egress goes to the node-local DNS address
-//     (there are no kube-system DNS pods) and its sandbox egress to
-//     sandboxd's REST port instead of 8888; the API server rule goes (no
+//     (there are no kube-system DNS pods); the API server rule goes (no
 //     cache, no TokenReview);
+//   - namespace: the sandboxes' (see below), not agent-sandbox-system;
 //   - a toleration for the gVisor node's taint (the router runs in runc).
-func installRouter(t *testing.T, cs kubernetes.Interface, sandboxPort int) ([]byte, *corev1.Pod) {
+func installRouter(t *testing.T, cs kubernetes.Interface, ns string) ([]byte, *corev1.Pod) {
 	t.Helper()
 	ctx := context.Background()
 	sa, dep, svc, np := routerManifests(t)
@@ -154,9 +146,16 @@ func installRouter(t *testing.T, cs kubernetes.Interface, sandboxPort int) ([]by
 	_, _ = rand.Read(secret)
 	secret = []byte(hex.EncodeToString(secret)) // 64 bytes, printable
 	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: routerSecretName, Namespace: routerNS},
+		ObjectMeta: metav1.ObjectMeta{Name: routerSecretName, Namespace: ns},
 		Data:       map[string][]byte{routerSecretKey: secret},
 	}
+	// The SDK's port-forward mode finds the router by the EndpointSlices
+	// of sandbox-router-svc in the sandbox's own namespace
+	// (clients/go/sandbox/tunnel.go, resolveRouterPod): the router runs in
+	// the team's namespace.
+	sa.Namespace, dep.Namespace, svc.Namespace, np.Namespace = ns, ns, ns, ns
+	// Its ClusterRoleBinding names the service account by namespace
+	// (rbac.yaml), unused here.
 
 	sa.AutomountServiceAccountToken = ptr.To(false)
 	dep.Spec.Replicas = ptr.To[int32](1)
@@ -185,13 +184,10 @@ func installRouter(t *testing.T, cs kubernetes.Interface, sandboxPort int) ([]by
 	spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](65532)}
 
 	var egress []networkingv1.NetworkPolicyEgressRule
-	tcp := corev1.ProtocolTCP
 	for _, r := range np.Spec.Egress {
 		switch {
 		case hasPort(r.Ports, 53):
 			r.To = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: DNSIP + "/32"}}}
-		case hasPort(r.Ports, 8888):
-			r.Ports = []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(int32(sandboxPort)))}}
 		case hasPort(r.Ports, 443):
 			continue
 		}
@@ -207,17 +203,17 @@ func installRouter(t *testing.T, cs kubernetes.Interface, sandboxPort int) ([]by
 	}
 	t.Cleanup(func() {
 		bg := context.Background()
-		_ = cs.AppsV1().Deployments(routerNS).Delete(bg, dep.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
-		_ = cs.CoreV1().Services(routerNS).Delete(bg, svc.Name, metav1.DeleteOptions{})
-		_ = cs.NetworkingV1().NetworkPolicies(routerNS).Delete(bg, np.Name, metav1.DeleteOptions{})
-		_ = cs.CoreV1().ServiceAccounts(routerNS).Delete(bg, sa.Name, metav1.DeleteOptions{})
-		_ = cs.CoreV1().Secrets(routerNS).Delete(bg, sec.Name, metav1.DeleteOptions{})
+		_ = cs.AppsV1().Deployments(ns).Delete(bg, dep.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
+		_ = cs.CoreV1().Services(ns).Delete(bg, svc.Name, metav1.DeleteOptions{})
+		_ = cs.NetworkingV1().NetworkPolicies(ns).Delete(bg, np.Name, metav1.DeleteOptions{})
+		_ = cs.CoreV1().ServiceAccounts(ns).Delete(bg, sa.Name, metav1.DeleteOptions{})
+		_ = cs.CoreV1().Secrets(ns).Delete(bg, sec.Name, metav1.DeleteOptions{})
 	})
 
 	sel := metav1.FormatLabelSelector(dep.Spec.Selector)
 	var pod *corev1.Pod
 	err := eventually(ctx, 3*time.Minute, time.Second, func() error {
-		list, err := cs.CoreV1().Pods(routerNS).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return err
 		}
@@ -279,40 +275,4 @@ func create(ctx context.Context, cs kubernetes.Interface, obj runtime.Object) er
 		return nil
 	}
 	return err
-}
-
-// portForward forwards a local port to the pod's port (what `kubectl
-// port-forward` and the SDK's tunnels do, through the API server and the
-// kubelet) and returns the local address.
-func portForward(t *testing.T, cfg *rest.Config, pod *corev1.Pod, port int) string {
-	t.Helper()
-	tr, upgrader, err := spdy.RoundTripperFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(strings.TrimRight(cfg.Host, "/") + fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/portforward", pod.Namespace, pod.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: tr}, http.MethodPost, u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(port)}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- fw.ForwardPorts() }()
-	t.Cleanup(func() { close(stop) })
-	select {
-	case <-ready:
-	case err := <-errc:
-		t.Fatalf("port-forward to %s/%s:%d: %v", pod.Namespace, pod.Name, port, err)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("port-forward to %s/%s:%d not ready after 30s", pod.Namespace, pod.Name, port)
-	}
-	ports, err := fw.GetPorts()
-	if err != nil || len(ports) != 1 {
-		t.Fatalf("port-forward ports: %v %v", ports, err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local)))
 }

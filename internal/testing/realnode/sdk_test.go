@@ -3,8 +3,8 @@ package realnode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,31 +33,40 @@ import (
 )
 
 // TestE2ESDK: the platform of two teams declared with the provider (each a
-// sandboxd template in gVisor, a warm pool and an isolation policy), the
-// release's sandbox router with scoped-token authorization, and an agent
-// that uses the official Go SDK of the same release
+// Python runtime template in gVisor, a warm pool and an isolation policy),
+// the release's sandbox router with scoped-token authorization, and an
+// agent that uses the official Go SDK of the same release
 // (sigs.k8s.io/agent-sandbox/clients/go/sandbox) in port-forward mode.
+//
+// The SDK's port-forward mode reaches the sandbox through the router with
+// the default runtime (the legacy Python runtime API: /execute, /upload,
+// /download), which is what the sandboxes run. Its other runtime, sandboxd,
+// port-forwards to the sandbox pod itself (clients/go/sandbox/podtunnel.go),
+// which no containerd node can do for a gVisor pod: containerd's CRI dials
+// the port in the pod's network namespace, where gVisor's netstack does not
+// listen (google/gvisor#3811, containerd/containerd#6638,
+// kubernetes-sigs/agent-sandbox#158); this node shows it the same way
+// ("failed to connect to localhost:8080 inside namespace ...: connection
+// refused").
 const (
 	teamA       = "team-a"
 	teamB       = "team-b"
-	sdkTemplate = "python-sandboxd"
-	sdkPool     = "python-sandboxd-pool"
-	// sandboxdREST and sandboxdGRPC are sandboxd's default ports
-	// (packages/sandboxd/cmd/sandboxd/main.go: --rest-port, --grpc-port),
-	// which the SDK's defaults match (clients/go/sandbox/options.go).
-	sandboxdREST = 8080
-	sandboxdGRPC = 9090
+	sdkTemplate = "python-runtime"
+	sdkPool     = "python-runtime-pool"
+	// runtimePort is the Python runtime's port (its Dockerfile) and the
+	// SDK's default ServerPort (clients/go/sandbox/options.go).
+	runtimePort = 8888
 	// apiServerPort is the kubernetes Service's port.
 	apiServerPort = 443
 )
 
-func sandboxdImage() string { return "localhost/localcluster/sandboxd:" + releases.Default.Name }
+func runtimeImage() string { return "localhost/localcluster/python-runtime:" + releases.Default.Name }
 
-// sdkConfig is what a platform team declares for one team: a sandboxd
-// template (the provider's hardened defaults: gVisor, non-root, no
+// sdkConfig is what a platform team declares for one team: a Python
+// runtime template (the provider's hardened defaults: gVisor, non-root, no
 // capabilities, no service-account token), a warm pool of one, and a
-// policy that admits only the router, on sandboxd's REST port, and lets
-// the sandbox reach the internet (pip, git) but nothing private or
+// policy that admits only the team's router, on the runtime's port, and
+// lets the sandbox reach the internet (pip, git) but nothing private or
 // link-local: not the metadata server, not the API server, not the other
 // team.
 func sdkConfig(ns string) string {
@@ -71,17 +80,19 @@ resource "agentsandbox_sandbox_template" %[1]q {
     labels           = { "app.kubernetes.io/component" = "execution-sandbox" }
     security_context = { run_as_user = 1000, run_as_group = 1000 }
     containers = [{
-      name      = "sandboxd"
+      name      = "runtime"
       image     = %[4]q
-      ports     = [{ name = "rest", container_port = %[5]d }, { name = "grpc", container_port = %[6]d }]
+      ports     = [{ name = "http", container_port = %[5]d }]
       resources = { limits = { cpu = "500m", memory = "512Mi" } }
+      # The runtime's health check (GET /): a claim is Ready once it answers.
+      readiness_probe = { http_get = { path = "/", port = "http" }, period_seconds = 1 }
     }]
   }
   network_policy_management = "Unmanaged"
 }
 
 resource "agentsandbox_warm_pool" %[1]q {
-  name      = %[7]q
+  name      = %[6]q
   namespace = %[3]q
   template  = agentsandbox_sandbox_template.%[1]s.name
   replicas  = 1
@@ -92,13 +103,14 @@ resource "agentsandbox_network_policy" %[1]q {
   namespace      = %[3]q
   template       = agentsandbox_sandbox_template.%[1]s.name
   allow_internet = true
+  # The team's own router (the SDK's port-forward mode uses the router of
+  # the sandbox's namespace), on the runtime's port.
   ingress = [{
-    namespace_selector = { match_labels = { "kubernetes.io/metadata.name" = %[8]q } }
-    pod_selector       = { match_labels = { app = "sandbox-router" } }
-    ports              = [{ port = "%[5]d" }]
+    pod_selector = { match_labels = { app = "sandbox-router" } }
+    ports        = [{ port = "%[5]d" }]
   }]
 }
-`, res, sdkTemplate, ns, sandboxdImage(), sandboxdREST, sandboxdGRPC, sdkPool, routerNS)
+`, res, sdkTemplate, ns, runtimeImage(), runtimePort, sdkPool)
 }
 
 // SDKResult is one check of TestE2ESDK with its expected and observed
@@ -149,14 +161,14 @@ func (r *sdkResults) write(t *testing.T) {
 	}
 }
 
-// TestE2ESDK applies two teams' sandboxd templates, warm pools and
-// policies with the provider, installs the router with authorization on,
-// and then, as an agent would, claims a sandbox from team A's warm pool
-// with the official Go SDK, writes and reads a file and runs commands in
-// it, and checks what must fail does: the router refuses a request without
-// a token and one with team B's token; from the sandbox, the metadata
-// server, the API server and team B's sandbox are refused and the internet
-// is reachable (as the policy says). The destroy must leave nothing.
+// TestE2ESDK applies two teams' templates, warm pools and policies with
+// the provider, installs team A's router with authorization on, and then,
+// as an agent would, claims a sandbox from team A's warm pool with the
+// official Go SDK, writes and reads a file and runs commands in it, and
+// checks what must fail does: the router refuses the SDK without a token
+// and with team B's token; from the sandbox, the metadata server, the API
+// server and team B's sandbox are refused and the internet is reachable
+// (as the policy says). The destroy must leave nothing.
 func TestE2ESDK(t *testing.T) {
 	requireEnv(t)
 	acctest.PreCheck(t)
@@ -167,7 +179,7 @@ func TestE2ESDK(t *testing.T) {
 	res := &sdkResults{}
 	defer res.write(t)
 
-	for _, ns := range []string{teamA, teamB, routerNS} {
+	for _, ns := range []string{teamA, teamB} {
 		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -187,9 +199,10 @@ func TestE2ESDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	startOutsideWith(t, outsideOptions{Extra: []string{fmt.Sprintf("%s:%d", apiServerIP, apiServerPort)}, Hosts: hosts})
+	serveClusterDNS(t, cs, hosts, teamA, teamB)
 
-	secret, routerPod := installRouter(t, cs, sandboxdREST)
-	t.Logf("router %s ready after %s", routerPod.Name, time.Since(t0).Round(time.Millisecond))
+	secret, routerPod := installRouter(t, cs, teamA)
+	t.Logf("router %s/%s ready after %s", routerPod.Namespace, routerPod.Name, time.Since(t0).Round(time.Millisecond))
 
 	// The control: a pod of team A's namespace that no policy selects.
 	control := helperPod(teamA, "control", map[string]string{"app": "control"})
@@ -208,14 +221,49 @@ func TestE2ESDK(t *testing.T) {
 			Config: config,
 			Check: func(*terraform.State) error {
 				t.Logf("templates, warm pools and policies applied after %s", time.Since(t0).Round(time.Millisecond))
-				sdkChecks(t, cs, cfg, res, secret, routerPod, hosts, apiServerIP)
+				sdkChecks(t, cs, cfg, res, secret, apiServerIP)
 				return nil
 			},
 		}},
 		CheckDestroy: func(*terraform.State) error { return nothingLeft(ctx, cs, acctest.Dynamic(t)) },
 	})
-	res.add(t, SDKResult{Check: "destroy", From: "terraform destroy", To: teamA + ", " + teamB, Expected: "nothing left", Observed: "no template, warm pool, claim, sandbox, sandbox pod or network policy", Passed: !t.Failed(), Claim: "destroy leaves nothing"})
+	res.add(t, SDKResult{Check: "destroy", From: "terraform destroy", To: teamA + ", " + teamB, Expected: "nothing left",
+		Observed: "no template, warm pool, claim, sandbox, sandbox pod or network policy", Passed: !t.Failed(), Claim: "destroy leaves nothing"})
 	t.Logf("SDK end-to-end run took %s (destroy included)", time.Since(t0).Round(time.Millisecond))
+}
+
+// tokenTransport is the agent's side of scoped tokens: each request the
+// SDK sends through the router carries, as a Bearer token, the token the
+// platform issued for the sandbox it names (X-Sandbox-Namespace,
+// X-Sandbox-ID). token returns "" for no token.
+type tokenTransport struct {
+	base  http.RoundTripper
+	token func(ns, name string) string
+}
+
+func (tt *tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tok := tt.token(r.Header.Get("X-Sandbox-Namespace"), r.Header.Get("X-Sandbox-ID")); tok != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return tt.base.RoundTrip(r)
+}
+
+// sdkOptions are the agent's SDK options: team A's warm pool, port-forward
+// to the router (the SDK's default), tokens from token. The router's
+// scoped tokens refuse requests that name a pod IP (authz/scopedtoken.go,
+// untrustedRoutingHeaders): the SDK is told not to send one.
+func sdkOptions(cfg *rest.Config, token func(ns, name string) string) sandbox.Options {
+	return sandbox.Options{
+		WarmPoolName:        sdkPool,
+		Namespace:           teamA,
+		Connectivity:        sandbox.ConnectivityPortForward,
+		RestConfig:          cfg,
+		Quiet:               true,
+		DisablePodIPRouting: true,
+		RequestTimeout:      time.Minute,
+		HTTPTransport:       &tokenTransport{base: http.DefaultTransport.(*http.Transport).Clone(), token: token},
+	}
 }
 
 // nothingLeft checks that the teams' namespaces hold no object of the
@@ -254,23 +302,29 @@ func nothingLeft(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Inter
 }
 
 // sdkChecks is the agent's side of the run.
-func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, secret []byte, routerPod *corev1.Pod, hosts, apiServerIP string) {
+func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, secret []byte, apiServerIP string) {
 	ctx := context.Background()
 	// The warm pools' pods before the claim: the SDK must get one of them.
 	warmA := sandboxPodIn(t, cs, teamA, sdkTemplate)
 	podB := sandboxPodIn(t, cs, teamB, sdkTemplate)
+	sandboxB := ownerSandbox(t, podB)
 	waitRunning(t, cs, teamA, "control")
 	control := getPod(t, cs, teamA, "control")
 
+	mint := func(ns, name string) string {
+		tok, err := authz.MintScopedToken(secret, ns, name, 10*time.Minute)
+		if err != nil {
+			t.Errorf("minting a scoped token for %s/%s: %v", ns, name, err)
+		}
+		return tok
+	}
 	t1 := time.Now()
-	sb, err := sandbox.New(ctx, sandbox.Options{
-		WarmPoolName: sdkPool,
-		Namespace:    teamA,
-		Runtime:      sandbox.RuntimeSandboxd,
-		Connectivity: sandbox.ConnectivityPortForward,
-		RestConfig:   cfg,
-		Quiet:        true,
-	})
+	sb, err := sandbox.New(ctx, sdkOptions(cfg, func(ns, name string) string {
+		if ns == "" || name == "" {
+			return ""
+		}
+		return mint(ns, name)
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,63 +336,54 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 			t.Errorf("SDK: closing the sandbox (deleting the claim): %v", err)
 		}
 	}()
-	claimTime := time.Since(t1)
-	res.add(t, SDKResult{Check: "claim", From: "SDK (port-forward, sandboxd)", To: "warm pool " + teamA + "/" + sdkPool,
-		Expected: "a sandbox of the warm pool", Observed: fmt.Sprintf("claim %s, sandbox %s, pod %s (the pool's pod before the claim: %s), in %s", sb.ClaimName(), sb.SandboxName(), sb.PodName(), warmA.Name, claimTime.Round(time.Millisecond)),
+	res.add(t, SDKResult{Check: "claim", From: "SDK (port-forward to the router)", To: "warm pool " + teamA + "/" + sdkPool,
+		Expected: "a sandbox of the warm pool", Observed: fmt.Sprintf("claim %s, sandbox %s, pod %s (the pool's pod before the claim: %s), in %s", sb.ClaimName(), sb.SandboxName(), sb.PodName(), warmA.Name, time.Since(t1).Round(time.Millisecond)),
 		Passed: sb.PodName() == warmA.Name, Claim: "the SDK claims a sandbox from the Terraform-declared warm pool"})
 
 	// A file written and read back, and a command that reads it.
-	const path, content = "notes/hello.txt", "hello from the agent\n"
-	if err := sb.Write(ctx, path, []byte(content)); err != nil {
-		t.Fatalf("SDK: write %s: %v", path, err)
+	const file, content = "hello.txt", "hello from the agent\n"
+	if err := sb.Write(ctx, file, []byte(content)); err != nil {
+		t.Fatalf("SDK: write %s: %v", file, err)
 	}
-	got, err := sb.Read(ctx, path)
-	res.add(t, SDKResult{Check: "files", From: "SDK", To: "sandbox " + sb.SandboxName(), Expected: fmt.Sprintf("read %q", content),
-		Observed: fmt.Sprintf("read %q (err %v)", got, err), Passed: err == nil && string(got) == content, Claim: "files written and read through sandboxd"})
-	run, err := sb.Run(ctx, "cat /proc/version; dmesg | head -n 1; id -u; pwd; cat "+path)
+	got, err := sb.Read(ctx, file)
+	res.add(t, SDKResult{Check: "files", From: "SDK, team A's token", To: "sandbox " + sb.SandboxName(), Expected: fmt.Sprintf("read %q", content),
+		Observed: fmt.Sprintf("read %q (err %v)", got, err), Passed: err == nil && string(got) == content, Claim: "files written and read through the router, with the sandbox's scoped token"})
+	run, err := sb.Run(ctx, "sh -c 'cat /proc/version; dmesg | head -n 1; id -u; pwd; cat "+file+"'")
 	if err != nil {
 		t.Fatalf("SDK: run: %v", err)
 	}
 	lines := strings.Split(strings.TrimRight(run.Stdout, "\n"), "\n")
 	ok := run.ExitCode == 0 && len(lines) == 5 && strings.Contains(lines[0], "gvisor") && strings.Contains(lines[1], "gVisor") &&
-		lines[2] == "1000" && lines[3] == "/workspace" && lines[4]+"\n" == content
-	res.add(t, SDKResult{Check: "run", From: "SDK", To: "sandbox " + sb.SandboxName(), Expected: "exit 0 under gVisor, uid 1000 in /workspace, the file's content",
+		lines[2] == "1000" && lines[3] == "/app" && lines[4]+"\n" == content
+	res.add(t, SDKResult{Check: "run", From: "SDK, team A's token", To: "sandbox " + sb.SandboxName(), Expected: "exit 0 under gVisor, uid 1000 in /app, the file's content",
 		Observed: fmt.Sprintf("exit %d, stdout %q, stderr %q", run.ExitCode, run.Stdout, run.Stderr), Passed: ok,
 		Claim: "commands run in the sandbox, in gVisor's kernel (/proc/version, dmesg), as the template's non-root user"})
 
-	// The router: scoped tokens, per sandbox.
-	pod := getPod(t, cs, teamA, sb.PodName())
-	appendHost(t, hosts, sb.SandboxName(), teamA, pod.Status.PodIP)
-	sandboxB := ownerSandbox(t, podB)
-	appendHost(t, hosts, sandboxB, teamB, podB.Status.PodIP)
-	routerAddr := portForward(t, cfg, routerPod, routerProxyPort)
-	tokenA, err := authz.MintScopedToken(secret, teamA, sb.SandboxName(), 10*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokenB, err := authz.MintScopedToken(secret, teamB, sandboxB, 10*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	routerCheck := func(name, to, ns, token, wantDesc, claim string, want func(int, string) bool) {
-		status, body, err := routerGet(routerAddr, to, ns, token, "/v1/files/"+path)
-		observed := fmt.Sprintf("HTTP %d %q", status, strings.TrimSpace(body))
+	// The router refuses the same SDK calls without a token and with
+	// team B's: other SDK clients attach to the same claim.
+	refused := func(name string, token func(ns, name string) string, want int, claim string) {
+		c, err := sandbox.NewClient(ctx, sdkOptions(cfg, token))
 		if err != nil {
-			observed = err.Error()
+			t.Fatal(err)
 		}
-		res.add(t, SDKResult{Check: "router", From: name, To: fmt.Sprintf("router -> %s/%s GET /v1/files/%s", ns, to, path),
-			Expected: wantDesc, Observed: observed, Passed: err == nil && want(status, body), Claim: claim})
+		other, err := c.GetSandbox(ctx, sb.ClaimName(), teamA)
+		if err != nil {
+			t.Fatalf("SDK: attaching to claim %s: %v", sb.ClaimName(), err)
+		}
+		defer func() { _ = other.Disconnect(context.Background()) }()
+		_, err = other.Read(ctx, file)
+		var he *sandbox.HTTPError
+		observed := fmt.Sprintf("%v", err)
+		passed := errors.As(err, &he) && he.StatusCode == want
+		if he != nil {
+			observed = fmt.Sprintf("HTTP %d %s", he.StatusCode, strings.TrimSpace(he.Body))
+		}
+		res.add(t, SDKResult{Check: "router", From: "SDK, " + name, To: "router -> sandbox " + sb.SandboxName() + ": read " + file,
+			Expected: fmt.Sprintf("refused (%d)", want), Observed: observed, Passed: passed, Claim: claim})
 	}
-	// The router answers 401 for a missing token and 403 for a token of
-	// another sandbox (sandbox-router/proxy/errors.go).
-	routerCheck("no token", sb.SandboxName(), teamA, "", "refused (401)", "the router refuses a request without a token",
-		func(s int, _ string) bool { return s == http.StatusUnauthorized })
-	routerCheck("team B's token", sb.SandboxName(), teamA, tokenB, "refused (403)", "the router refuses a token scoped to another team's sandbox",
-		func(s int, _ string) bool { return s == http.StatusForbidden })
-	routerCheck("team A's token", sb.SandboxName(), teamA, tokenA, "reachable (200, the file)", "the router admits the sandbox's own token, and the policy admits the router",
-		func(s int, b string) bool { return s == http.StatusOK && b == content })
-	routerCheck("team B's token", sandboxB, teamB, tokenB, "reachable (404 from team B's sandboxd: no such file)", "control: team B's sandbox answers the router on its REST port",
-		func(s int, b string) bool { return s == http.StatusNotFound && strings.Contains(b, "NOT_FOUND") })
+	refused("no token", func(string, string) string { return "" }, http.StatusUnauthorized, "the router refuses a request without a token")
+	refused("team B's token", func(string, string) string { return mint(teamB, sandboxB) }, http.StatusForbidden,
+		"the router refuses a token scoped to another team's sandbox")
 
 	// From the sandbox (through the SDK) and from the control pod: the
 	// policy's egress.
@@ -351,7 +396,7 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 	dests := []dest{
 		{"the metadata server", MetadataIP, HTTPPort, Refused, "allow_internet: not 169.254.0.0/16 (the metadata server)"},
 		{"the API server (kubernetes Service address)", apiServerIP, apiServerPort, Refused, "allow_internet: not private ranges (the API server)"},
-		{"team B's sandbox (sandboxd REST)", podB.Status.PodIP, sandboxdREST, Refused, "team B's policy admits only the router"},
+		{"team B's sandbox", podB.Status.PodIP, runtimePort, Refused, "team B's policy admits only team B's router"},
 		{"the internet", PublicIP, HTTPPort, Reachable, "allow_internet: public addresses are reachable"},
 	}
 	var targets [][]any
@@ -374,12 +419,12 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 				return fmt.Errorf("probe output %q: %v", out, err)
 			}
 			for i, d := range dests {
-				if from == "control" && i == 2 {
-					continue // team B's ingress refuses the control too
-				}
 				want := d.want
 				if from == "control" {
 					want = Reachable
+					if i == 2 {
+						want = Refused // team B's ingress refuses the control too
+					}
 				}
 				if (want == Reachable) != strings.HasPrefix(got[i], "ok:") {
 					return fmt.Errorf("%s: want %s, got %s", d.name, want, got[i])
@@ -416,65 +461,61 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 		}
 		res.add(t, SDKResult{Check: "egress", From: "sandbox " + sb.SandboxName() + " (SDK Run)", To: fmt.Sprintf("%s %s:%d", d.name, d.host, d.port),
 			Expected: string(d.want), Observed: got, Passed: (d.want == Reachable) == strings.HasPrefix(got, "ok:"), Claim: d.claim})
-		if i == 2 {
-			continue
-		}
 		got = "no answer"
 		if i < len(gotCtl) {
 			got = gotCtl[i]
 		}
+		want, claim := Reachable, "control: the refusal above is the policy's"
+		if i == 2 {
+			want, claim = Refused, "team B's policy admits only team B's router, not team A's pods either"
+		}
 		res.add(t, SDKResult{Check: "control", From: "control pod (no policy)", To: fmt.Sprintf("%s %s:%d", d.name, d.host, d.port),
-			Expected: string(Reachable), Observed: got, Passed: strings.HasPrefix(got, "ok:"), Claim: "control: the refusal above is the policy's"})
+			Expected: string(want), Observed: got, Passed: (want == Reachable) == strings.HasPrefix(got, "ok:"), Claim: claim})
 	}
 }
 
-// routerGet sends one request through the router, with the routing
-// headers the SDK sends (clients/go/sandbox/types.go) and the token, if
-// any, as a Bearer token.
-func routerGet(addr, sandboxName, ns, token, path string) (int, string, error) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("X-Sandbox-ID", sandboxName)
-	req.Header.Set("X-Sandbox-Namespace", ns)
-	req.Header.Set("X-Sandbox-Port", fmt.Sprint(sandboxdREST))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Timeout: 30 * time.Second}
-	var status int
-	var body string
-	err = eventually(context.Background(), 60*time.Second, time.Second, func() error {
-		resp, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		status, body = resp.StatusCode, string(b)
-		// 502/503/504: the router could not reach the sandbox yet (DNS,
-		// policy being programmed); try again.
-		if status >= 502 && status <= 504 {
-			return fmt.Errorf("HTTP %d %s", status, strings.TrimSpace(body))
-		}
-		return nil
-	})
-	return status, body, err
-}
-
-// appendHost adds the cluster DNS record of a sandbox's Service to the
-// DNS stand-in's hosts file.
-func appendHost(t *testing.T, hosts, name, ns, ip string) {
+// serveClusterDNS keeps the DNS stand-in's hosts file up to date with
+// the cluster DNS records of the sandboxes of namespaces
+// (<sandbox>.<namespace>.svc.cluster.local: the headless Service the
+// controller makes for each Sandbox, which CoreDNS would answer with the
+// pod's address), every 200 ms until the test ends. The router resolves
+// sandboxes by these names (sandbox-router/proxy/resolve.go).
+func serveClusterDNS(t *testing.T, cs kubernetes.Interface, hosts string, namespaces ...string) {
 	t.Helper()
-	f, err := os.OpenFile(hosts, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	write := func() {
+		var b strings.Builder
+		for _, ns := range namespaces {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: agentsv1beta1.SandboxTemplateRefHashLabel})
+			if err != nil {
+				return
+			}
+			for _, p := range pods.Items {
+				for _, o := range p.OwnerReferences {
+					if o.Kind == "Sandbox" && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+						fmt.Fprintf(&b, "%s.%s.svc.cluster.local. %s\n", o.Name, ns, p.Status.PodIP)
+					}
+				}
+			}
+		}
+		tmp := hosts + ".tmp"
+		if os.WriteFile(tmp, []byte(b.String()), 0o644) == nil {
+			_ = os.Rename(tmp, hosts)
+		}
 	}
-	defer f.Close()
-	if _, err := fmt.Fprintf(f, "%s.%s.svc.cluster.local. %s\n", name, ns, ip); err != nil {
-		t.Fatal(err)
-	}
+	go func() {
+		defer close(done)
+		for {
+			write()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
 }
 
 // ownerSandbox is the name of the Sandbox that owns pod.

@@ -50,6 +50,10 @@ type RealControllerOptions struct {
 	// the Deployment mounts at /etc/sandbox-config (nil: not mounted; see
 	// realcontroller.Options.SandboxConfig, which needs root).
 	SandboxConfig map[string]string
+	// Args are added to the controller's command line after the harness's
+	// own flags (a later flag wins), e.g. --metrics-bind-address for a
+	// benchmark that reads upstream's metrics.
+	Args []string
 }
 
 // RealControllerWith is RealController with o. An empty repoRoot is the
@@ -103,6 +107,7 @@ func (c *realController) Run(ctx context.Context, h Host, reconciling func()) er
 		Webhook:       realcontroller.Webhook{Port: h.WebhookPort},
 		Env:           h.Environ,
 		SandboxConfig: c.opts.SandboxConfig,
+		Args:          c.opts.Args,
 	})
 	if err != nil {
 		return err
