@@ -112,8 +112,13 @@ resource "agentsandbox_sandbox_template" "bench" {
       image     = %[3]q
       ports     = [{ name = "http", container_port = %[4]d }]
       resources = { limits = { cpu = "500m", memory = "512Mi" } }
+      # Commands and files live in a volume (the runtime's SANDBOX_BASE_DIR),
+      # not in the image (whose files are root's).
+      env           = [{ name = "SANDBOX_BASE_DIR", value = "/workspace" }]
+      volume_mounts = [{ name = "workspace", mount_path = "/workspace" }]
       readiness_probe = { http_get = { path = "/", port = "http" }, period_seconds = 1 }
     }]
+    volumes = [{ name = "workspace", empty_dir = { size_limit = "1Gi" } }]
   }
   network_policy_management = "Unmanaged"
 }

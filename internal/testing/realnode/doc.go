@@ -26,6 +26,34 @@
 //	                           packet got (the control pod is no sandbox: the
 //	                           report has nothing to say about its probes)
 //
+// TestE2ESDK is an agent's view of the same node, with upstream's own
+// client, router and runtime of the release the provider models by default
+// (v1.0.3): two teams' Python runtime templates (the release's
+// examples/python-runtime-sandbox, in gVisor), warm pools and policies
+// declared with the provider; the release's sandbox router (sandbox-router/cmd
+// and sandbox-router/deploy, runc) in team A's namespace with
+// --authz-mode=scoped-token; and the official Go SDK
+// (sigs.k8s.io/agent-sandbox/clients/go/sandbox) in port-forward mode:
+//
+//	claim      the SDK gets the warm pool's sandbox
+//	files      write and read a file (through the router, team A's token)
+//	run        a command runs in gVisor (/proc/version, dmesg), uid 1000
+//	router     the router refuses the SDK without a token (401) and with
+//	           a token scoped to team B's sandbox (403)
+//	egress     from the sandbox (SDK Run): the metadata server, the API server
+//	           (the kubernetes Service's address) and team B's sandbox refused,
+//	           the internet reachable (allow_internet); a control pod no
+//	           policy selects reaches what the sandbox is refused
+//	destroy    nothing of the teams is left
+//
+// Its verdicts are written beside the probes' (sdk.json). The SDK's
+// sandboxd runtime is not used: it port-forwards to the sandbox pod itself,
+// which containerd cannot do for a gVisor pod (sdk_test.go says why). The
+// router resolves sandboxes by cluster DNS, which the test's DNS stand-in
+// answers from the sandboxes' pods (there is no CoreDNS on the node).
+// TestBenchClaims (scripts/bench-claims.sh, not in CI) measures warm and
+// cold claims the same way.
+//
 // The probes are data (Probes in probes.go: step, source, destination,
 // port, protocol, expected verdict, claim), and their results are written
 // as JSON (ResultsVar) for other checks to compare against.
