@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,8 +42,6 @@ const (
 	routerSecretName = "sandbox-router-scoped-token"
 	routerSecretKey  = "secret"
 	routerSecretDir  = "/etc/sandbox-router/scoped-token"
-	// routerProxyPort is the router's --http-bind-address (deployment.yaml).
-	routerProxyPort = 8080
 )
 
 // routerImage is the image realnode-images.sh builds for release r.
@@ -84,7 +83,7 @@ func routerManifests(t *testing.T) (sa *corev1.ServiceAccount, dep *appsv1.Deplo
 		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for {
 			doc, err := reader.Read()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -424,7 +424,7 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 			}
 			got = nil
 			if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(dests) {
-				return fmt.Errorf("probe output %q: %v", out, err)
+				return fmt.Errorf("probe output %q: %w", out, err)
 			}
 			for i, d := range dests {
 				want := d.want
@@ -458,7 +458,7 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 	gotCtl := probe("control", func() (string, error) {
 		out, stderr, err := execIn(cs, cfg, control, []string{"python3", "-c", probeScript, DNSName, string(args)})
 		if err != nil {
-			return "", fmt.Errorf("%v: %s", err, stderr)
+			return "", fmt.Errorf("%w: %s", err, stderr)
 		}
 		return out, nil
 	})
