@@ -101,6 +101,17 @@ func TestBadInputWideTable(t *testing.T) {
 			"controller.sandbox_warm_pool_unschedulable_recheck_interval", "from v0.5.6 on"),
 		pt.Refused("claim workers without the extensions", c("extensions", false, "controller", map[string]any{"sandbox_claim_concurrent_workers": 10}),
 			"controller.sandbox_claim_concurrent_workers", "extensions = false"),
+		// v1.0.3's metrics TLS (flags.go).
+		pt.Refused("metrics cert secret with a capital", c("version", "v1.0.3", "controller", map[string]any{"metrics_secure_serving": true, "metrics_cert_secret": "Metrics-TLS"}),
+			"controller.metrics_cert_secret", "RFC 1123 subdomain"),
+		pt.Refused("metrics cert without secure serving", c("version", "v1.0.3", "controller", map[string]any{"metrics_cert_secret": "metrics-tls"}),
+			"controller.metrics_cert_secret", "metrics_secure_serving = true"),
+		pt.Refused("secure serving before v1.0.3", c("version", "v1.0.1", "controller", map[string]any{"metrics_secure_serving": true}),
+			"controller.metrics_secure_serving", "from v1.0.3 on", "flag provided but not defined"),
+		pt.Refused("secure serving with the HTTP service monitor", c("version", "v1.0.3", "controller", map[string]any{"metrics_secure_serving": true},
+			"metrics", map[string]any{"service_monitor": map[string]any{}}), "controller.metrics_secure_serving", "over HTTP"),
+		pt.Refused("metrics cert dir also in args", c("version", "v1.0.3", "controller", map[string]any{"metrics_secure_serving": true, "metrics_cert_secret": "metrics-tls",
+			"args": []any{"--metrics-cert-dir=/certs"}}), "controller.args[0]", "controller.metrics_cert_secret"),
 		// The chart's metrics objects (metrics.go).
 		pt.Refused("scrape interval in words", c("metrics", map[string]any{"service_monitor": map[string]any{"interval": "30 seconds"}}), "metrics.service_monitor.interval", "Prometheus duration"),
 		pt.Refused("fractional scrape timeout", c("metrics", map[string]any{"service_monitor": map[string]any{"scrape_timeout": "1.5s"}}), "metrics.service_monitor.scrape_timeout", "Prometheus duration"),

@@ -68,6 +68,12 @@ func TestAccController_chartArgsMatchHelm(t *testing.T) {
 			t.Errorf("%s: the real controller refuses helm's args: %v\n%s", name, err, out2)
 		}
 	}
+	// v1.0.3's metrics TLS flags as metrics_secure_serving and
+	// metrics_cert_secret render them.
+	tls := []string{"--metrics-secure-serving=true", "--metrics-cert-dir=/etc/metrics-certs"}
+	if out, err := parse(tls); err != nil {
+		t.Errorf("the real %s refuses %v: %v\n%s", bin, tls, err, out)
+	}
 	// The metrics objects TestAddMetricsObjectsAsTheChart compares with.
 	out, err := exec.CommandContext(t.Context(), helm, "template", "agent-sandbox", chart, "-n", "agent-sandbox-system",
 		"-f", filepath.Join("testdata", "chartargs", "metrics.yaml"), "--set", "image.tag=v1.0.3",

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,6 +106,52 @@ var chartFlags = []chartFlag{
 		Doc: "Mark the pods of warm pools' sandboxes as safe to evict (`--enable-warm-pool-eviction`, default `true`). Needs the extensions."},
 }
 
+// metricsCertDir is where metrics_cert_secret is mounted (upstream's
+// example, k8s/controller.yaml:78 at v1.0.3).
+const metricsCertDir = "/etc/metrics-certs"
+
+// metricsCertVolume is the volume of metrics_cert_secret.
+const metricsCertVolume = "metrics-certs"
+
+// metricsTLSFlags are v1.0.3's metrics TLS flags (main.go:165-170 at
+// v1.0.3), which the chart has no value for: metrics_secure_serving and
+// metrics_cert_secret in `controller` (the Secret is mounted at
+// metricsCertDir). Checked like chartFlags (release, args).
+var metricsTLSFlags = []chartFlag{
+	{Attr: "metrics_secure_serving", Flag: "metrics-secure-serving", Kind: flagBool, Since: "v1.0.3"},
+	{Attr: "metrics_cert_secret", Flag: "metrics-cert-dir", Kind: flagString, Since: "v1.0.3"},
+}
+
+// metricsTLSAttributes are metrics_secure_serving and metrics_cert_secret.
+func metricsTLSAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"metrics_secure_serving": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Serve the metrics over HTTPS (`--metrics-secure-serving`, v1.0.3 and later), on the same port: without " +
+				"`metrics_cert_secret` the controller makes a self-signed certificate. The chart has no value for it.",
+		},
+		"metrics_cert_secret": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Name of a Secret in the controller's namespace with `tls.crt` and `tls.key` (e.g. cert-manager's), " +
+				"mounted read-only at `" + metricsCertDir + "` and passed as `--metrics-cert-dir` (v1.0.3 and later). Needs " +
+				"`metrics_secure_serving = true`. The Secret is not created by this resource.",
+			Validators: []validator.String{validators.DNSSubdomainName()},
+		},
+	}
+}
+
+// metricsTLSFlagsSet renders the metrics TLS values that are set.
+func metricsTLSFlagsSet(attrs map[string]attr.Value) []setFlag {
+	var out []setFlag
+	if v, ok := attrs["metrics_secure_serving"].(types.Bool); ok && !v.IsNull() && !v.IsUnknown() {
+		out = append(out, setFlag{chartFlag: metricsTLSFlags[0], Arg: "--metrics-secure-serving=" + strconv.FormatBool(v.ValueBool())})
+	}
+	if v, ok := attrs["metrics_cert_secret"].(types.String); ok && !v.IsNull() && !v.IsUnknown() {
+		out = append(out, setFlag{chartFlag: metricsTLSFlags[1], Arg: "--metrics-cert-dir=" + metricsCertDir})
+	}
+	return out
+}
+
 // chartFlagAttributes are the chart's typed controller values, in
 // `controller`.
 func chartFlagAttributes() map[string]schema.Attribute {
@@ -157,6 +204,9 @@ type chartFlagsModel struct {
 	SandboxWarmPoolReadinessGracePeriod         types.String  `tfsdk:"sandbox_warm_pool_readiness_grace_period"`
 	SandboxWarmPoolUnschedulableRecheckInterval types.String  `tfsdk:"sandbox_warm_pool_unschedulable_recheck_interval"`
 	EnableWarmPoolEviction                      types.Bool    `tfsdk:"enable_warm_pool_eviction"`
+	// v1.0.3's metrics TLS (metricsTLSFlags).
+	MetricsSecureServing types.Bool   `tfsdk:"metrics_secure_serving"`
+	MetricsCertSecret    types.String `tfsdk:"metrics_cert_secret"`
 }
 
 // setFlag is a typed value that is set, and the arg it renders.
@@ -239,6 +289,9 @@ func withChartFlags(attrs map[string]schema.Attribute) map[string]schema.Attribu
 	for k, v := range chartFlagAttributes() {
 		attrs[k] = v
 	}
+	for k, v := range metricsTLSAttributes() {
+		attrs[k] = v
+	}
 	return attrs
 }
 
@@ -263,6 +316,7 @@ func validateFlags(m *controllerModel, s controllerSettings, diags *diag.Diagnos
 	known := !m.Version.IsUnknown() && versionRE.MatchString(version)
 	custom := !m.Manifest.IsNull() || !m.ManifestFile.IsNull() || !m.ManifestURL.IsNull()
 	noExtensions := !custom && !m.Extensions.IsNull() && !m.Extensions.IsUnknown() && !m.Extensions.ValueBool()
+	secure := slices.ContainsFunc(s.Flags, func(f setFlag) bool { return f.Arg == "--metrics-secure-serving=true" })
 	for _, f := range s.Flags {
 		p := ctl.AtName(f.Attr)
 		if known && f.Since != "" && semver.Compare(version, f.Since) < 0 {
@@ -271,6 +325,19 @@ func validateFlags(m *controllerModel, s controllerSettings, diags *diag.Diagnos
 					"cmd/agent-sandbox-controller/main.go); the %s controller does not, and would exit at start with "+
 					"\"flag provided but not defined\". Set version to %s or later, or remove %s.",
 					f.Attr, f.Flag, f.Since, releasesWith(f.Since), version, f.Since, f.Attr))
+		}
+		if f.Attr == "metrics_cert_secret" && !secure {
+			diags.AddAttributeError(p, "Certificate without secure serving",
+				"The controller reads --metrics-cert-dir only with --metrics-secure-serving (cmd/agent-sandbox-controller/main.go:168 at "+
+					"v1.0.3), so the certificate would never be used. Set metrics_secure_serving = true, or remove metrics_cert_secret.")
+		}
+		if f.Attr == "metrics_secure_serving" && secure && !m.Metrics.IsNull() && !m.Metrics.IsUnknown() {
+			if sm, ok := m.Metrics.Attributes()["service_monitor"]; ok && !sm.IsNull() {
+				diags.AddAttributeError(p, "ServiceMonitor scrapes over HTTP",
+					"metrics.service_monitor scrapes /metrics over HTTP, as upstream's chart renders it (helm/templates/servicemonitor.yaml:18 "+
+						"at v1.0.3); with metrics_secure_serving the controller serves HTTPS on that port and every scrape would fail. "+
+						"Remove metrics_secure_serving, or metrics.service_monitor and scrape with a ServiceMonitor of your own that trusts the certificate.")
+			}
 		}
 		if f.Extensions && noExtensions {
 			diags.AddAttributeError(p, "Flag needs the extensions",

@@ -132,7 +132,7 @@ func TestChartFlagsAreTheReleasesFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range chartFlags {
+		for _, f := range append(slices.Clone(chartFlags), metricsTLSFlags...) {
 			def := regexp.MustCompile(`flag\.(\w+)Var\(&\w+,\s*"` + regexp.QuoteMeta(f.Flag) + `"`).FindSubmatch(src)
 			want := f.Since == "" || semver.Compare(r, f.Since) >= 0
 			switch {

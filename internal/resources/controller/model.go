@@ -193,7 +193,10 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 	if !cm.Args.IsNull() {
 		diags.Append(cm.Args.ElementsAs(ctx, &s.Args, false)...)
 	}
-	s.Flags = renderFlags(flagValues(m.Controller.Attributes()))
+	s.Flags = append(renderFlags(flagValues(m.Controller.Attributes())), metricsTLSFlagsSet(m.Controller.Attributes())...)
+	if !cm.MetricsCertSecret.IsNull() && !cm.MetricsCertSecret.IsUnknown() {
+		s.MetricsCertSecret = cm.MetricsCertSecret.ValueString()
+	}
 	if !cm.Replicas.IsNull() {
 		r := cm.Replicas.ValueInt64()
 		s.Replicas = &r

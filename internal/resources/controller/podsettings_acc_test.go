@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,29 @@ func TestAccController_chartControllerValues(t *testing.T) {
 				"--pprof-mutex-profile-fraction=100", "--kube-api-qps=2.5", "--sandbox-claim-concurrent-workers=25",
 				"--sandbox-warm-pool-concurrent-workers=4", "--sandbox-template-concurrent-workers=2",
 				"--sandbox-warm-pool-unschedulable-recheck-interval=90s")),
+			// v1.0.3's metrics TLS: the flags, and the Secret mounted
+			// where --metrics-cert-dir points.
+			update(resource.TestStep{
+				Config: configRelease(rs.URL, "v1.0.3", `
+  controller = {
+    metrics_secure_serving = true
+    metrics_cert_secret    = "metrics-tls"
+  }`),
+				Check: resource.ComposeAggregateTestCheckFunc(checkDeploymentAvailable(),
+					checkArgs("--leader-elect=true", "--extensions", "--metrics-secure-serving=true", "--metrics-cert-dir=/etc/metrics-certs"),
+					checkControllerPods(t, func(p corev1.Pod) string {
+						mounted := slices.ContainsFunc(p.Spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool {
+							return m.Name == "metrics-certs" && m.MountPath == "/etc/metrics-certs" && m.ReadOnly
+						})
+						secret := slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool {
+							return v.Name == "metrics-certs" && v.Secret != nil && v.Secret.SecretName == "metrics-tls"
+						})
+						if !mounted || !secret {
+							return fmt.Sprintf("metrics-tls not mounted: volumes %v, mounts %v", p.Spec.Volumes, p.Spec.Containers[0].VolumeMounts)
+						}
+						return ""
+					})),
+			}),
 			update(step("", "--leader-elect=true", "--extensions")),
 		},
 	})

@@ -174,8 +174,10 @@ type controllerSettings struct {
 	// Pod are the chart's pod options (podsettings.go).
 	Pod podSettings
 	// Flags are the chart's typed controller values that are set, in the
-	// chart's order (flags.go).
+	// chart's order, then the metrics TLS flags (flags.go).
 	Flags []setFlag
+	// MetricsCertSecret is mounted at metricsCertDir when set.
+	MetricsCertSecret string
 }
 
 // applyControllerSettings changes the controller Deployment (named
@@ -237,6 +239,12 @@ func applyControllerSettings(objs []object, s controllerSettings) error {
 			res["limits"] = toAnyMap(s.Limits)
 		}
 		c["resources"] = res
+	}
+	if s.MetricsCertSecret != "" {
+		mounts, _, _ := unstructured.NestedSlice(c, "volumeMounts")
+		c["volumeMounts"] = append(mounts, map[string]any{"name": metricsCertVolume, "mountPath": metricsCertDir, "readOnly": true})
+		volumes, _, _ := unstructured.NestedSlice(podSpec, "volumes")
+		podSpec["volumes"] = append(volumes, map[string]any{"name": metricsCertVolume, "secret": map[string]any{"secretName": s.MetricsCertSecret}})
 	}
 	if s.Pod.ImagePullPolicy != "" {
 		c["imagePullPolicy"] = s.Pod.ImagePullPolicy

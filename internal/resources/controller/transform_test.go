@@ -338,3 +338,30 @@ func TestApplyControllerSettings_ChartFlags(t *testing.T) {
 		t.Errorf("args = %s\nwant   %s", got, want)
 	}
 }
+
+// metrics_cert_secret: the Secret as a volume of the controller pod,
+// mounted read-only where --metrics-cert-dir points, next to the release's
+// own mount.
+func TestApplyControllerSettings_MetricsCert(t *testing.T) {
+	objs := bundleObjects(t, "v1.0.3", assetAll)
+	err := applyControllerSettings(objs, controllerSettings{
+		Flags: []setFlag{
+			{chartFlag: metricsTLSFlags[0], Arg: "--metrics-secure-serving=true"},
+			{chartFlag: metricsTLSFlags[1], Arg: "--metrics-cert-dir=" + metricsCertDir},
+		},
+		MetricsCertSecret: "metrics-tls",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, podSpec, _ := controllerContainer(t, objs)
+	if got := fmt.Sprint(c["args"]); got != "[--leader-elect=true --extensions --metrics-secure-serving=true --metrics-cert-dir=/etc/metrics-certs]" {
+		t.Errorf("args = %s", got)
+	}
+	if got := fmt.Sprint(c["volumeMounts"]); !strings.HasSuffix(got, "map[mountPath:/etc/metrics-certs name:metrics-certs readOnly:true]]") || !strings.Contains(got, "config-volume") {
+		t.Errorf("volumeMounts = %s", got)
+	}
+	if got := fmt.Sprint(podSpec["volumes"]); !strings.HasSuffix(got, "map[name:metrics-certs secret:map[secretName:metrics-tls]]]") {
+		t.Errorf("volumes = %s", got)
+	}
+}
