@@ -41,6 +41,8 @@ type inventory struct {
 	// declared: RuntimeClasses the configuration declares isolating
 	// (isolating_runtime_classes).
 	declared map[string]bool
+	// router is the sandbox router of router_namespace (router.go).
+	router routerInventory
 	// extra destinations and sources of the configuration.
 	destinations []probe
 	sources      []probe
@@ -113,6 +115,9 @@ func analyze(inv inventory, selector labels.Selector) reportModel {
 		}
 	}
 	sort.Slice(out.Sandboxes, func(i, j int) bool { return out.Sandboxes[i].Name < out.Sandboxes[j].Name })
+	var routerViolations []violationModel
+	out.Router, routerViolations = analyzeRouter(inv)
+	out.Violations = append(out.Violations, routerViolations...)
 	sum := summaryModel{Sandboxes: int64(len(out.Sandboxes)), Violations: int64(len(out.Violations))}
 	for _, s := range out.Sandboxes {
 		if s.Pod != "" {

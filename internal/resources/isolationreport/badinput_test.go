@@ -43,6 +43,7 @@ func TestBadInput(t *testing.T) {
 		pt.Refused("no namespace", map[string]any{}, "namespace"),
 		pt.Refused("namespace with a slash", cfg(map[string]any{"namespace": "a/b"}), "namespace"),
 		pt.Refused("selector that does not parse", cfg(map[string]any{"selector": "app in (a"}), "selector", "label selector"),
+		pt.Refused("router namespace with a capital", cfg(map[string]any{"router_namespace": "Agent-Sandbox"}), "router_namespace"),
 		pt.Refused("not an address", dests(dest(map[string]any{"address": "metadata"})), "destinations[0].address", "IP address"),
 		pt.Refused("a CIDR, not an address", dests(dest(map[string]any{"address": "10.0.0.0/8"})), "destinations[0].address"),
 		pt.Refused("port 0", dests(dest(map[string]any{"port": 0})), "destinations[0].port"),

@@ -125,7 +125,11 @@ func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	inv, diags := read(ctx, c, ns)
+	routerNS := defaultRouterNamespace
+	if v := m.RouterNamespace.ValueString(); v != "" {
+		routerNS = v
+	}
+	inv, diags := read(ctx, c, ns, routerNS)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -149,6 +153,7 @@ func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	m.Sandboxes = r.Sandboxes
 	m.Violations = r.Violations
 	m.Summary = &r.Summary
+	m.Router = r.Router
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

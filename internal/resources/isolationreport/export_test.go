@@ -13,7 +13,7 @@ import (
 // ReportCounts reads one report of namespace ns and returns how many
 // sandboxes and pods it has, for the external acceptance tests.
 func ReportCounts(ctx context.Context, c *kube.Client, ns string) (sandboxes, pods int64, err error) {
-	inv, diags := read(ctx, c, ns)
+	inv, diags := read(ctx, c, ns, defaultRouterNamespace)
 	if diags.HasError() {
 		return 0, 0, errorOf(diags)
 	}

@@ -11,12 +11,14 @@ type configModel struct {
 	Sources      []probeModel `tfsdk:"sources"`
 	// IsolatingRuntimeClasses are RuntimeClasses the user declares
 	// isolating (see runtimeOf).
-	IsolatingRuntimeClasses types.Set `tfsdk:"isolating_runtime_classes"`
+	IsolatingRuntimeClasses types.Set    `tfsdk:"isolating_runtime_classes"`
+	RouterNamespace         types.String `tfsdk:"router_namespace"`
 
-	ID         types.String     `tfsdk:"id"`
-	Sandboxes  []sandboxModel   `tfsdk:"sandboxes"`
-	Violations []violationModel `tfsdk:"violations"`
-	Summary    *summaryModel    `tfsdk:"summary"`
+	ID         types.String       `tfsdk:"id"`
+	Sandboxes  []sandboxModel     `tfsdk:"sandboxes"`
+	Violations []violationModel   `tfsdk:"violations"`
+	Summary    *summaryModel      `tfsdk:"summary"`
+	Router     *routerReportModel `tfsdk:"router"`
 }
 
 // probeModel is one extra destination or source.
@@ -34,6 +36,7 @@ type reportModel struct {
 	Sandboxes  []sandboxModel
 	Violations []violationModel
 	Summary    summaryModel
+	Router     *routerReportModel
 }
 
 type sandboxModel struct {

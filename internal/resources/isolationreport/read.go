@@ -41,7 +41,7 @@ var dangerousActions = []struct {
 // use. What a namespaced user may not read (namespaces, RuntimeClasses, the
 // kubernetes Service and its EndpointSlices) narrows the report instead of
 // failing it, and the verdicts say what is unknown.
-func read(ctx context.Context, c *kube.Client, ns string) (inventory, diag.Diagnostics) {
+func read(ctx context.Context, c *kube.Client, ns, routerNS string) (inventory, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	inv := inventory{namespace: ns, pods: map[string]*corev1.Pod{}, serviceAccounts: map[string]*corev1.ServiceAccount{},
 		namespaces: map[string]map[string]string{}, permissions: map[string][]string{}}
@@ -161,6 +161,11 @@ func read(ctx context.Context, c *kube.Client, ns string) (inventory, diag.Diagn
 		return inv, fail(err, "the kubernetes Service's EndpointSlices", discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), metav1.NamespaceDefault)
 	}
 
+	var d diag.Diagnostics
+	inv.router, d = readRouter(ctx, cs, routerNS)
+	if diags.Append(d...); diags.HasError() {
+		return inv, diags
+	}
 	diags.Append(reviewAccounts(ctx, cs.AuthorizationV1().SubjectAccessReviews(), &inv)...)
 	return inv, diags
 }

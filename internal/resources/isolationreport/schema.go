@@ -129,6 +129,32 @@ func dataSourceSchema() schema.Schema {
 					"checking on the cluster that its handler runs each pod in its own VM or kernel.",
 				Validators: []validator.Set{setvalidator.ValueStringsAre(validators.DNSSubdomainName())},
 			},
+			"router_namespace": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Namespace of the sandbox router to report on (`router`). Default `" + defaultRouterNamespace +
+					"`, where upstream's manifests and `agentsandbox_sandbox_router` put it.",
+				Validators: []validator.String{validators.DNSLabelName()},
+			},
+			"router": schema.SingleNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The sandbox router (Deployment `" + routerDeployment + "` in `router_namespace`), the door " +
+					"upstream's clients reach sandboxes through: whether it is installed, its authorization as its flags set it, " +
+					"and who reaches its proxy port through the NetworkPolicies of both ends. `--authz-mode=allow-all` (or no " +
+					"`--authz-mode`, upstream's default) is the violation *Sandbox router without authorization*; TokenReview " +
+					"without `--authz-tokenreview-require-token=true` is *Sandbox router lets tokenless requests through*; an " +
+					"allow-all router that other namespaces reach is also *Sandbox router reachable from every namespace*. Not " +
+					"installed: no violation.",
+				Attributes: map[string]schema.Attribute{
+					"installed":      boolean("Whether the router's Deployment exists."),
+					"namespace":      str("The namespace looked in."),
+					"authz_mode":     str("`tokenreview`, `scoped-token` or `allow-all` (also when the flag is absent); empty when not installed."),
+					"requires_token": boolean("Whether a request without a credential is refused (401)."),
+					"policies":       stringList("The NetworkPolicies of its namespace that select the router's pods."),
+					"reachable_from": reachAttribute("Who reaches the router's proxy port (8080, or 8443 when it serves only HTTPS): " +
+						"`report_namespace` (any pod of the report's namespace, its sandboxes among them; absent when that is the " +
+						"router's namespace) and `other_namespaces`. Port-forwarding does not cross the pod network and is not evaluated."),
+				},
+			},
 			"destinations": probeAttribute("egress", "More destinations to evaluate for every sandbox (egress, and for a pod "+
 				"also that pod's ingress), besides the built-in ones."),
 			"sources": probeAttribute("ingress", "More sources to evaluate for every sandbox (ingress, and for a pod also "+
