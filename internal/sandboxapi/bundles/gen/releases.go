@@ -1,13 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/modsource"
 )
 
 // modulePath is upstream's Go module. Its zip holds the release manifests'
@@ -85,63 +79,13 @@ func (r release) image() string {
 	return "registry.k8s.io/agent-sandbox/agent-sandbox-controller:" + r.version
 }
 
-// downloaded is one entry of `go mod download -json`.
-type downloaded struct {
-	Path, Version, Dir, Sum, Error string
-}
-
-// moduleDirs downloads (or finds in the module cache) every release's module
-// with one `go mod download -json` and returns the directories by version.
-// It runs in an empty temporary directory, so it neither reads nor touches
-// this project's go.mod and go.sum.
+// moduleDirs downloads (or finds in the module cache) every release's
+// module, each checked against its pinned hash (package modsource), and
+// returns the directories by version.
 func moduleDirs(rs []release) (map[string]string, error) {
-	tmp, err := os.MkdirTemp("", "bundles-gen-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-
-	args := []string{"mod", "download", "-json"}
+	versions := make([]modsource.Version, 0, len(rs))
 	for _, r := range rs {
-		args = append(args, modulePath+"@"+r.version)
+		versions = append(versions, modsource.Version{Version: r.version, Sum: r.sum})
 	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, runErr := cmd.Output()
-
-	got := map[string]downloaded{}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var d downloaded
-		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("go %v: %w (stderr: %s)", args, err, stderr.String())
-		}
-		got[d.Version] = d
-	}
-	dirs := map[string]string{}
-	for _, r := range rs {
-		d, ok := got[r.version]
-		switch {
-		case !ok && runErr != nil:
-			return nil, fmt.Errorf("go mod download printed nothing for %s@%s (stderr: %s): %w", modulePath, r.version, stderr.String(), runErr)
-		case !ok:
-			return nil, fmt.Errorf("go mod download printed nothing for %s@%s", modulePath, r.version)
-		case d.Error != "":
-			return nil, fmt.Errorf("%s@%s: %s", modulePath, r.version, d.Error)
-		case d.Sum != r.sum:
-			return nil, fmt.Errorf("%s@%s has hash %s, the generator pins %s", modulePath, r.version, d.Sum, r.sum)
-		case d.Dir == "":
-			return nil, fmt.Errorf("%s@%s: no module directory", modulePath, r.version)
-		}
-		dirs[r.version] = d.Dir
-	}
-	if runErr != nil {
-		return nil, fmt.Errorf("go %v: %w (stderr: %s)", args, runErr, stderr.String())
-	}
-	return dirs, nil
+	return modsource.Dirs(modulePath, versions)
 }

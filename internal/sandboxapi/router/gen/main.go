@@ -7,17 +7,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/modsource"
 )
 
 const modulePath = "sigs.k8s.io/agent-sandbox"
@@ -93,50 +90,12 @@ func write(dir string, files map[string][]byte) error {
 	return nil
 }
 
-type downloaded struct{ Path, Version, Dir, Sum, Error string }
-
-// moduleDirs runs one `go mod download -json` in an empty directory (so it
-// neither reads nor touches this project's go.mod) and returns each
-// release's module directory.
+// moduleDirs returns each release's module directory, each checked against
+// its pinned hash (package modsource).
 func moduleDirs() (map[string]string, error) {
-	tmp, err := os.MkdirTemp("", "router-gen-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	args := []string{"mod", "download", "-json"}
+	versions := make([]modsource.Version, 0, len(releases))
 	for _, r := range releases {
-		args = append(args, modulePath+"@"+r.version)
+		versions = append(versions, modsource.Version{Version: r.version, Sum: r.sum})
 	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, runErr := cmd.Output()
-	got := map[string]downloaded{}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var d downloaded
-		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("go %v: %w (stderr: %s)", args, err, stderr.String())
-		}
-		got[d.Version] = d
-	}
-	dirs := map[string]string{}
-	for _, r := range releases {
-		d, ok := got[r.version]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("go mod download printed nothing for %s@%s (stderr: %s): %w", modulePath, r.version, stderr.String(), runErr)
-		case d.Error != "":
-			return nil, fmt.Errorf("%s@%s: %s", modulePath, r.version, d.Error)
-		case d.Sum != r.sum:
-			return nil, fmt.Errorf("%s@%s has hash %s, the generator pins %s", modulePath, r.version, d.Sum, r.sum)
-		}
-		dirs[r.version] = d.Dir
-	}
-	return dirs, nil
+	return modsource.Dirs(modulePath, versions)
 }
