@@ -95,6 +95,8 @@ func TestRouterBadInput(t *testing.T) {
 		pt.Refused("no sandbox ports", c("sandbox_ports", []any{}), "sandbox_ports", "at least 1"),
 		pt.Refused("API server address without prefix length", c("api_server_cidrs", []any{"10.0.0.1"}), "api_server_cidrs[0]", "CIDR"),
 		pt.Refused("no API server addresses", c("api_server_cidrs", []any{}), "api_server_cidrs", "at least 1"),
+		pt.Refused("DNS address without prefix length", c("dns_cidrs", []any{"169.254.20.10"}), "dns_cidrs[0]", "CIDR"),
+		pt.Refused("no DNS addresses", c("dns_cidrs", []any{}), "dns_cidrs", "at least 1"),
 		pt.Refused("clients without the policy", c("network_policy", false, "allowed_clients", []any{map[string]any{"namespace": "agents"}}),
 			"allowed_clients", "network_policy = false"),
 		pt.Refused("every namespace without the policy", c("network_policy", false, "allow_clients_from_all_namespaces", true),
@@ -103,6 +105,7 @@ func TestRouterBadInput(t *testing.T) {
 		pt.Refused("sandbox namespaces without the policy", c("network_policy", false, "sandbox_namespaces", []any{"a"}), "sandbox_namespaces", "network_policy = false"),
 		pt.Refused("sandbox ports without the policy", c("network_policy", false, "sandbox_ports", []any{8888}), "sandbox_ports", "network_policy = false"),
 		pt.Refused("API server without the policy", c("network_policy", false, "api_server_cidrs", []any{"10.0.0.1/32"}), "api_server_cidrs", "network_policy = false"),
+		pt.Refused("DNS without the policy", c("network_policy", false, "dns_cidrs", []any{"169.254.20.10/32"}), "dns_cidrs", "network_policy = false"),
 		pt.Refused("setting the computed URL", c("url", "http://x"), "url", "read-only"),
 	}
 	pt.New(t, provider.New("test")).ExpectRefused(t, routerType, cases)

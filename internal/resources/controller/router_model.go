@@ -34,6 +34,7 @@ func (m *routerModel) inputs() []attr.Value {
 		m.AuthzRequireToken, m.AuthzAudiences, m.AuthzScopedTokenSecret, m.AuthzScopedTokenVerificationKey, m.TLSSecretName,
 		m.PDBMinAvailable, m.TopologySpread, m.NodeSelector, m.Tolerations, m.Affinity, m.NetworkPolicy, m.AllowedClients,
 		m.AllowClientsFromAllNamespaces, m.MetricsNamespace, m.SandboxNamespaces, m.SandboxPorts, m.APIServerCIDRs,
+		m.DNSCIDRs,
 	}
 }
 
@@ -141,6 +142,9 @@ func (m *routerModel) config(ctx context.Context) (routerConfig, diag.Diagnostic
 	}
 	if !m.APIServerCIDRs.IsNull() {
 		diags.Append(m.APIServerCIDRs.ElementsAs(ctx, &c.APIServerCIDRs, false)...)
+	}
+	if !m.DNSCIDRs.IsNull() {
+		diags.Append(m.DNSCIDRs.ElementsAs(ctx, &c.DNSCIDRs, false)...)
 	}
 	return c, diags
 }
@@ -257,6 +261,7 @@ func (m *routerModel) setConfig(ctx context.Context, c routerConfig) diag.Diagno
 		m.SandboxPorts = v
 	}
 	m.APIServerCIDRs = strList(c.APIServerCIDRs)
+	m.DNSCIDRs = strList(c.DNSCIDRs)
 	return diags
 }
 

@@ -25,6 +25,7 @@ const (
 	routerHTTPSPort     = 8443 // the port upstream's comments name for --https-bind-address
 	routerMetricsPort   = 9090
 	routerProbePort     = 8081
+	routerDNSPort       = 53
 	// routerPodLabel is the pod label upstream's template controller admits
 	// sandbox ingress from (sandboxtemplate_controller.go:202); v1.0.3's
 	// deployment.yaml sets it, v0.5.6's and v1.0.1's do not.
@@ -84,6 +85,7 @@ type routerConfig struct {
 	SandboxNamespaces        []string
 	SandboxPorts             []int64
 	APIServerCIDRs           []string
+	DNSCIDRs                 []string
 }
 
 // defaultRouterConfig is the configuration of an empty resource block.
@@ -412,13 +414,18 @@ func (c routerConfig) adaptNetworkPolicy(u *unstructured.Unstructured) error {
 	// The kubelet probes the pod IP directly (networkpolicy.yaml:40-43).
 	ingress = append(ingress, map[string]any{"ports": tcpPorts(routerProbePort)})
 
-	egress := []any{
-		// DNS, as the release's policy has it.
-		map[string]any{
-			"to":    []any{namespacePeer("kube-system")},
-			"ports": []any{map[string]any{"protocol": "UDP", "port": int64(53)}, map[string]any{"protocol": "TCP", "port": int64(53)}},
-		},
+	// DNS: the release's rule (kube-system's pods), or dns_cidrs.
+	dns := []any{namespacePeer("kube-system")}
+	if len(c.DNSCIDRs) > 0 {
+		dns = nil
+		for _, cidr := range c.DNSCIDRs {
+			dns = append(dns, map[string]any{"ipBlock": map[string]any{"cidr": cidr}})
+		}
 	}
+	egress := []any{map[string]any{
+		"to":    dns,
+		"ports": []any{map[string]any{"protocol": "UDP", "port": int64(routerDNSPort)}, map[string]any{"protocol": "TCP", "port": int64(routerDNSPort)}},
+	}}
 	sandboxPods := map[string]any{"matchExpressions": []any{map[string]any{"key": sandboxapi.LabelSandboxNameHash, "operator": "Exists"}}}
 	var to []any
 	if len(c.SandboxNamespaces) == 0 {
@@ -652,6 +659,13 @@ func flattenRouterPolicy(c *routerConfig, np *unstructured.Unstructured) {
 			}
 		}
 		switch {
+		case slices.Contains(rulePorts(rule), routerDNSPort):
+			for _, p := range to {
+				peer, _ := p.(map[string]any)
+				if cidr, _, _ := unstructured.NestedString(peer, "ipBlock", "cidr"); cidr != "" {
+					c.DNSCIDRs = append(c.DNSCIDRs, cidr)
+				}
+			}
 		case isSandbox:
 			for _, p := range to {
 				peer, _ := p.(map[string]any)

@@ -186,6 +186,28 @@ func TestRenderRouterLoosenedAndOptions(t *testing.T) {
 			t.Errorf("image %v", img)
 		}
 	})
+	t.Run("DNS addresses replace kube-system", func(t *testing.T) {
+		dnsRule := func(c routerConfig) map[string]any {
+			np := findObject(mustRenderRouter(t, c), "NetworkPolicy", routerName)
+			egress, _, _ := unstructured.NestedSlice(np.Object, "spec", "egress")
+			for _, x := range egress {
+				if r := x.(map[string]any); slices.Contains(rulePorts(r), routerDNSPort) {
+					return r
+				}
+			}
+			t.Fatalf("no DNS rule in %v", egress)
+			return nil
+		}
+		c := defaultRouterConfig()
+		if ns := peerNamespace(asSlice(dnsRule(c)["to"])[0].(map[string]any)); ns != "kube-system" {
+			t.Errorf("default DNS peer namespace %q, want kube-system (the release's rule)", ns)
+		}
+		c.DNSCIDRs = []string{"169.254.20.10/32"}
+		to := asSlice(dnsRule(c)["to"])
+		if len(to) != 1 || !reflect.DeepEqual(to[0], map[string]any{"ipBlock": map[string]any{"cidr": "169.254.20.10/32"}}) {
+			t.Errorf("DNS peers %v, want only the ipBlock 169.254.20.10/32", to)
+		}
+	})
 	t.Run("no PDB, no policy, no spread", func(t *testing.T) {
 		c := defaultRouterConfig()
 		c.MinAvailable, c.NetworkPolicy, c.TopologySpread = 0, false, false
@@ -222,6 +244,7 @@ func routerConfigs() map[string]routerConfig {
 	c.Clients = []routerClient{{Namespace: "agents"}, {Namespace: "ci", PodLabels: map[string]string{"role": "runner"}}}
 	c.MetricsNamespace, c.SandboxNamespaces, c.SandboxPorts = "monitoring", []string{"team-a", "team-b"}, []int64{8888, 9000}
 	c.APIServerCIDRs = []string{"10.0.0.1/32"}
+	c.DNSCIDRs = []string{"169.254.20.10/32", "10.96.0.10/32"}
 	out["everything"] = c
 
 	c = defaultRouterConfig()

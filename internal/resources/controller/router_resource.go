@@ -133,6 +133,7 @@ func (r *routerResource) ValidateConfig(ctx context.Context, req resource.Valida
 			{"sandbox_namespaces", !m.SandboxNamespaces.IsNull()},
 			{"sandbox_ports", !m.SandboxPorts.IsNull()},
 			{"api_server_cidrs", !m.APIServerCIDRs.IsNull()},
+			{"dns_cidrs", !m.DNSCIDRs.IsNull()},
 		} {
 			if a.set {
 				diags.AddAttributeError(path.Root(a.name), a.name+" needs the NetworkPolicy",

@@ -84,6 +84,7 @@ type routerModel struct {
 	SandboxNamespaces               types.Set      `tfsdk:"sandbox_namespaces"`
 	SandboxPorts                    types.List     `tfsdk:"sandbox_ports"`
 	APIServerCIDRs                  types.List     `tfsdk:"api_server_cidrs"`
+	DNSCIDRs                        types.List     `tfsdk:"dns_cidrs"`
 	Wait                            types.Bool     `tfsdk:"wait"`
 	ServiceName                     types.String   `tfsdk:"service_name"`
 	ServicePort                     types.Int64    `tfsdk:"service_port"`
@@ -357,6 +358,14 @@ func (r *routerResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 					"TokenReview and the Pod-IP cache call on 443 and 6443. Unset: the release's rule, the `default` namespace " +
 					"on those ports, which many network plugins do not match to an API server outside the pod network: set this " +
 					"when the router's TokenReviews time out.",
+				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(validators.CIDR())},
+			},
+			"dns_cidrs": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Addresses of the cluster DNS the router resolves sandboxes with (`<sandbox>.<namespace>.svc." +
+					"<cluster_domain>`, when the Pod-IP cache does not know them), on UDP and TCP 53, e.g. `[\"169.254.20.10/32\"]` " +
+					"for NodeLocal DNSCache, whose node-local address no namespace selector matches. Unset: the release's rule, " +
+					"the pods of `kube-system`. Set: these addresses instead.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(validators.CIDR())},
 			},
 			"wait": schema.BoolAttribute{

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netpolicy"
@@ -184,13 +185,13 @@ func network(inv inventory, sb *agentsv1beta1.Sandbox, podName string, self netp
 		"from_other_namespaces": {"any pod of another namespace", otherNamespaces(inv, sb.Namespace), someTCP},
 		"from_same_namespace":   {"any pod of the sandbox's namespace", []netpolicy.Endpoint{anyPodIn(inv, sb.Namespace)}, someTCP},
 		"from_internet":         {"8.8.8.8 (a public IPv4 address)", []netpolicy.Endpoint{netpolicy.Addr(internetIPv4)}, someTCP},
-		"from_sandbox_router":   {"the sandbox router (app=sandbox-router in agent-sandbox-system)", []netpolicy.Endpoint{podIn(inv, routerNamespace, routerLabels)}, agentPort(spec)},
 	}
 	for name, t := range ingress {
 		m.Ingress[name] = reach(inv, t, func(from netpolicy.Endpoint) (netpolicy.Verdict, netpolicy.Verdict) {
 			return netpolicy.Verdict{Allowed: true}, netpolicy.IngressTo(inv.policies, self, from, t.port)
 		}, spec.HostNetwork)
 	}
+	m.Ingress["from_sandbox_router"] = routerPath(inv, self, spec)
 	for _, p := range inv.destinations {
 		t := probeTarget(inv, p)
 		m.Egress[p.Name] = reach(inv, t, func(dst netpolicy.Endpoint) (netpolicy.Verdict, netpolicy.Verdict) {
@@ -323,4 +324,33 @@ func dedupe(l []string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// routerPath is the verdict of the path router -> sandbox on the sandbox's
+// agent port: from the router of router_namespace, with its pods' labels
+// when it is installed, through its own egress policies and the
+// sandbox's ingress ones; when it is not installed, from where upstream's
+// managed policy expects it (app=sandbox-router), through the sandbox's
+// ingress policies only (no router, no router policy to read).
+func routerPath(inv inventory, self netpolicy.Pod, spec corev1.PodSpec) reachModel {
+	ns := inv.router.namespace
+	if ns == "" {
+		ns = routerNamespace
+	}
+	port := agentPort(spec)
+	if inv.router.deployment == nil {
+		t := target{fmt.Sprintf("the sandbox router (app=sandbox-router in %s, not installed)", ns), []netpolicy.Endpoint{podIn(inv, ns, routerLabels)}, port}
+		return reach(inv, t, func(from netpolicy.Endpoint) (netpolicy.Verdict, netpolicy.Verdict) {
+			return netpolicy.Verdict{Allowed: true}, netpolicy.IngressTo(inv.policies, self, from, port)
+		}, spec.HostNetwork)
+	}
+	policies := inv.policies
+	if ns != inv.namespace {
+		policies = append(append([]networkingv1.NetworkPolicy{}, inv.policies...), inv.router.policies...)
+	}
+	t := target{fmt.Sprintf("the sandbox router (Deployment %s/%s)", ns, routerDeployment),
+		[]netpolicy.Endpoint{podIn(inv, ns, inv.router.deployment.Spec.Template.Labels)}, port}
+	return reach(inv, t, func(from netpolicy.Endpoint) (netpolicy.Verdict, netpolicy.Verdict) {
+		return netpolicy.Connect(policies, from, netpolicy.PodEndpoint(self), port)
+	}, spec.HostNetwork)
 }

@@ -148,3 +148,66 @@ func TestRouterReachedThroughBothEnds(t *testing.T) {
 		t.Errorf("policies %v", m.Policies)
 	}
 }
+
+// routerEgress is the router's egress to the sandbox pods of one
+// namespace on 8888, as agentsandbox_sandbox_router renders
+// sandbox_namespaces.
+func routerEgress(sandboxNS string) networkingv1.NetworkPolicy {
+	p := intstr.FromInt32(8888)
+	return networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "sandbox-router", Namespace: defaultRouterNamespace},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "sandbox-router"}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{
+				To:    []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{namespaceNameLabel: sandboxNS}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Port: &p}},
+			}},
+		},
+	}
+}
+
+// TestRouterToSandboxPath: from_sandbox_router is the path from the router
+// of router_namespace, with its pods' labels, through its own egress and
+// the sandbox's ingress; without a router, from where upstream's managed
+// policy expects it, through the sandbox's ingress only.
+func TestRouterToSandboxPath(t *testing.T) {
+	other := func(dep *appsv1.Deployment, routerNS string) *appsv1.Deployment {
+		dep.Namespace = routerNS
+		return dep
+	}
+	relabelled := routerDep("--authz-mode=tokenreview")
+	relabelled.Spec.Template.Labels = map[string]string{"app": "not-the-router"}
+	for _, tc := range []struct {
+		name     string
+		routerNS string
+		dep      *appsv1.Deployment
+		pols     []networkingv1.NetworkPolicy
+		want     string
+		reason   string
+	}{
+		{name: "not installed, expected where the policy admits it", routerNS: defaultRouterNamespace, want: verdictAllowed, reason: "not installed"},
+		{name: "not installed in another namespace", routerNS: "team-b", want: verdictDenied, reason: "not installed"},
+		{name: "installed, egress to the sandboxes' namespace", routerNS: defaultRouterNamespace, dep: routerDep("--authz-mode=tokenreview"),
+			pols: []networkingv1.NetworkPolicy{routerEgress(ns)}, want: verdictAllowed, reason: "allowed by the NetworkPolicies"},
+		{name: "installed, egress to another namespace only", routerNS: defaultRouterNamespace, dep: routerDep("--authz-mode=tokenreview"),
+			pols: []networkingv1.NetworkPolicy{routerEgress("team-b")}, want: verdictDenied, reason: "egress"},
+		{name: "installed in a namespace the sandbox does not admit", routerNS: "team-b", dep: other(routerDep("--authz-mode=tokenreview"), "team-b"),
+			want: verdictDenied, reason: "ingress"},
+		{name: "installed without the label the sandbox admits", routerNS: defaultRouterNamespace, dep: relabelled, want: verdictDenied, reason: "ingress"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := newInventory([]networkingv1.NetworkPolicy{isolation()}, hardenedSpec())
+			inv.namespaces["team-b"] = map[string]string{namespaceNameLabel: "team-b"}
+			inv.router = routerInventory{namespace: tc.routerNS, deployment: tc.dep, policies: tc.pols}
+			r := analyze(inv, nil)
+			got := r.Sandboxes[0].Network.Ingress["from_sandbox_router"]
+			if got.Verdict != tc.want || !strings.Contains(got.Reason+" "+got.Address, tc.reason) || got.Port != 8888 {
+				t.Errorf("from_sandbox_router = %+v, want %s (%s) on 8888", got, tc.want, tc.reason)
+			}
+			if !strings.Contains(got.Address, tc.routerNS) {
+				t.Errorf("address %q does not name the router's namespace %s", got.Address, tc.routerNS)
+			}
+		})
+	}
+}

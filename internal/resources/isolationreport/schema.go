@@ -229,7 +229,9 @@ func dataSourceSchema() schema.Schema {
 								"policies; absent for a sandbox without a template), plus `destinations`."),
 							"ingress": reachAttribute("Verdicts for traffic to the sandbox, by source: `from_other_namespaces`, " +
 								"`from_same_namespace` (some pod, any labels, some TCP port), `from_internet` (8.8.8.8), " +
-								"`from_sandbox_router` (app=sandbox-router in agent-sandbox-system on its first container port), " +
+								"`from_sandbox_router` (the router of `router_namespace` on the sandbox's first container port, through the " +
+								"router's own egress policies and the sandbox's ingress ones; when no router is installed, a pod labelled " +
+								"app=sandbox-router there, through the sandbox's ingress only), " +
 								"`from_same_template`, plus `sources`."),
 						},
 					},
