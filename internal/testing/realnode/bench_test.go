@@ -137,16 +137,17 @@ resource "agentsandbox_warm_pool" "cold" {
   template  = agentsandbox_sandbox_template.bench.name
   replicas  = 0
 }
-`, sdkTemplate, benchNS, runtimeImage(), runtimePort, warmPool, coldPool))
-	// The SDK's port-forward mode goes through the router of the
-	// namespace, with authorization on as in TestE2ESDK.
+`, sdkTemplate, benchNS, runtimeImage(), runtimePort, warmPool, coldPool),
+		// The SDK's port-forward mode goes through the router of the
+		// namespace, with scoped tokens as team A's in TestE2ESDK.
+		routerConfig("bench", benchNS, scopedTokenAuthz))
+	secret := scopedTokenSecret(t, cs, benchNS)
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(hosts, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	startOutsideWith(t, outsideOptions{Hosts: hosts})
 	serveClusterDNS(t, cs, hosts, benchNS)
-	secret, _ := installRouter(t, cs, benchNS)
 	token := func(ns, name string) string {
 		if ns == "" || name == "" {
 			return ""

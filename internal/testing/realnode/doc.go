@@ -28,29 +28,41 @@
 //
 // TestE2ESDK is an agent's view of the same node, with upstream's own
 // client, router and runtime of the release the provider models by default
-// (v1.0.3): two teams' Python runtime templates (the release's
-// examples/python-runtime-sandbox, in gVisor), warm pools and policies
-// declared with the provider; the release's sandbox router (sandbox-router/cmd
-// and sandbox-router/deploy, runc) in team A's namespace with
-// --authz-mode=scoped-token; and the official Go SDK
+// (v1.0.3), everything declared in one Terraform configuration: two teams'
+// Python runtime templates (the release's examples/python-runtime-sandbox,
+// in gVisor), warm pools and policies; a router per team with
+// agentsandbox_sandbox_router (the release's sandbox-router/cmd, runc),
+// team A's with authz_mode = "scoped-token", team B's with the resource's
+// default authorization (TokenReview, token required); and both teams'
+// isolation reports. The official Go SDK
 // (sigs.k8s.io/agent-sandbox/clients/go/sandbox) in port-forward mode:
 //
-//	claim      the SDK gets the warm pool's sandbox
-//	files      write and read a file (through the router, team A's token)
-//	run        a command runs in gVisor (/proc/version, dmesg), uid 1000
-//	router     the router refuses the SDK without a token (401) and with
-//	           a token scoped to team B's sandbox (403)
-//	egress     from the sandbox (SDK Run): the metadata server, the API server
-//	           (the kubernetes Service's address) and team B's sandbox refused,
-//	           the internet reachable (allow_internet); a control pod no
-//	           policy selects reaches what the sandbox is refused
-//	destroy    nothing of the teams is left
+//	claim          the SDK gets the warm pool's sandbox
+//	files          write and read a file (through the router, team A's token)
+//	run            a command runs in gVisor (/proc/version, dmesg), uid 1000
+//	router         team A's router refuses the SDK without a token (401) and
+//	               with a token scoped to team B's sandbox (403); team B's,
+//	               with the default authorization, a request without a token (401)
+//	router_ingress no pod reaches either router's proxy port (no
+//	               allowed_clients); the probe port answers (the control)
+//	router_egress  team A's router, given valid scoped tokens, reaches team A's
+//	               sandbox and not team B's
+//	report         the reports say both routers require a token, and agree with
+//	               the packets of router_ingress and router_egress
+//	               (router.reachable_from, from_sandbox_router, a source)
+//	egress         from the sandbox (SDK Run): the metadata server, the API server
+//	               (the kubernetes Service's address) and team B's sandbox refused,
+//	               the internet reachable (allow_internet); a control pod no
+//	               policy selects reaches what the sandbox is refused
+//	destroy        nothing of the teams is left, routers included
 //
 // Its verdicts are written beside the probes' (sdk.json). The SDK's
 // sandboxd runtime is not used: it port-forwards to the sandbox pod itself,
 // which containerd cannot do for a gVisor pod (sdk_test.go says why). The
-// router resolves sandboxes by cluster DNS, which the test's DNS stand-in
-// answers from the sandboxes' pods (there is no CoreDNS on the node).
+// routers run without the Pod-IP cache (it must sync with the API server,
+// which pods of this node cannot reach) and resolve sandboxes by cluster
+// DNS, which the test's DNS stand-in answers from the sandboxes' pods
+// (there is no CoreDNS on the node; dns_cidrs lets the routers query it).
 // TestBenchClaims (scripts/bench-claims.sh, not in CI) measures warm and
 // cold claims the same way.
 //

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 )
 
@@ -113,66 +112,101 @@ data "agentsandbox_isolation_report" "e2e" {
 `, sandboxNS, strings.Join(dests, "\n"), strings.Join(srcs, "\n"))
 }
 
-// crossCheck compares the report in the state with the probes of the
-// step: for every probe the report answers, its verdict for every sandbox
-// of the probe's template must be what the packet did (its Got, "ok:..."
-// or "fail:...").
-func crossCheck(t *testing.T, s *terraform.State, step int, list []ProbeResult, what string) {
-	t.Helper()
-	rs := s.RootModule().Resources[reportAddress]
-	if rs == nil {
-		t.Fatalf("%s is not in the state", reportAddress)
-	}
-	a := rs.Primary.Attributes
+// reportVerdicts locates the verdicts of one report that a probe's packet
+// answers: the report's address in the state and, from its attributes,
+// the prefixes of the verdicts (reachability entries: <prefix>verdict,
+// <prefix>reason). ok false: the report has nothing to say about the
+// probe.
+type reportVerdicts func(p Probe) (address string, prefixes func(a map[string]string) []string, ok bool)
+
+// sandboxesOf are the prefixes of the report's sandboxes of template.
+func sandboxesOf(a map[string]string, template string) []string {
 	n, _ := strconv.Atoi(a["sandboxes.#"])
-	byTemplate := map[string][]string{} // template -> attribute prefixes
+	var out []string
 	for i := 0; i < n; i++ {
 		p := fmt.Sprintf("sandboxes.%d.", i)
-		byTemplate[a[p+"template"]] = append(byTemplate[a[p+"template"]], p)
+		if a[p+"template"] == template {
+			out = append(out, p)
+		}
 	}
+	return out
+}
+
+// e2eVerdicts: TestE2E's probes from or to a sandbox, in its one report,
+// for every sandbox of the probe's template.
+func e2eVerdicts(p Probe) (string, func(map[string]string) []string, bool) {
+	dir, key, ok := reported(p)
+	if !ok {
+		return "", nil, false
+	}
+	role := p.From
+	if dir == "ingress" {
+		role = p.To
+	}
+	return reportAddress, func(a map[string]string) []string {
+		var out []string
+		for _, prefix := range sandboxesOf(a, sandboxRoles[role]) {
+			out = append(out, prefix+"network."+dir+"."+key+".")
+		}
+		return out
+	}, true
+}
+
+// crossCheck compares TestE2E's report in the state with the probes of
+// the step: for every probe the report answers, its verdict for every
+// sandbox of the probe's template must be what the packet did.
+func crossCheck(t *testing.T, s *terraform.State, step int, list []ProbeResult, what string) {
+	t.Helper()
+	compareWithReports(t, "TestE2E/report", s, step, list, what, e2eVerdicts)
+}
+
+// compareWithReports compares the reports in the state with the probes
+// of the step: every verdict locate finds for a probe must be what the
+// packet did (its Got, "ok:..." or "fail:...").
+func compareWithReports(t *testing.T, test string, s *terraform.State, step int, list []ProbeResult, what string, locate reportVerdicts) {
+	t.Helper()
 	checked, agreed := 0, 0
 	for _, r := range list {
 		if r.Step != step {
 			continue
 		}
-		dir, key, ok := reported(r.Probe)
+		address, prefixes, ok := locate(r.Probe)
 		if !ok {
 			continue
 		}
-		role := r.From
-		if dir == "ingress" {
-			role = r.To
+		rs := s.RootModule().Resources[address]
+		if rs == nil {
+			t.Fatalf("%s is not in the state", address)
 		}
-		template := sandboxRoles[role]
+		a := rs.Primary.Attributes
 		observed := "denied"
 		if strings.HasPrefix(r.Got, "ok:") {
 			observed = "allowed"
 		}
-		prefixes := byTemplate[template]
-		if len(prefixes) == 0 {
-			t.Errorf("the report has no sandbox of template %s (hash %s)", template, sandboxapi.NameHash(template))
+		list := prefixes(a)
+		if len(list) == 0 {
+			t.Errorf("%s has no verdict for %s -> %s", address, r.From, r.Target())
 			continue
 		}
-		for _, p := range prefixes {
+		for _, p := range list {
 			checked++
-			verdict := a[p+"network."+dir+"."+key+".verdict"]
-			reason := a[p+"network."+dir+"."+key+".reason"]
+			verdict, reason := a[p+"verdict"], a[p+"reason"]
 			ok := verdict == observed
 			if ok {
 				agreed++
 			}
-			detail := fmt.Sprintf("report %s, %s %s (%s) [%s]", verdict, what, observed, r.Got, reason)
-			summary.add("TestE2E/report", fmt.Sprintf("step %d %s -> %s", step, r.From, r.Target()), ok, detail)
-			t.Logf("crosscheck step %d\t%s -> %s\treport=%s\t%s=%s", step, r.From, r.Target(), verdict, what, observed)
+			detail := fmt.Sprintf("%s %s: report %s, %s %s (%s) [%s]", address, strings.TrimSuffix(p, "."), verdict, what, observed, r.Got, reason)
+			summary.add(test, fmt.Sprintf("step %d %s -> %s", step, r.From, r.Target()), ok, detail)
+			t.Logf("crosscheck step %d\t%s -> %s\t%s %s: report=%s\t%s=%s", step, r.From, r.Target(), address, p, verdict, what, observed)
 			if !ok {
-				t.Errorf("step %d, %s -> %s (%s): the report says %s (%s), the %s was %s (%s)", step, r.From, r.Target(), a[p+"name"], verdict, reason, what, observed, r.Got)
+				t.Errorf("step %d, %s -> %s: %s %s says %s (%s), the %s was %s (%s)", step, r.From, r.Target(), address, p, verdict, reason, what, observed, r.Got)
 			}
 		}
 	}
 	if checked == 0 {
 		t.Errorf("step %d: no probe was compared with the report", step)
 	}
-	t.Logf("step %d: the report agrees with the %s on %d of %d probe verdicts", step, what, agreed, checked)
+	t.Logf("step %d: the reports agree with the %s on %d of %d probe verdicts", step, what, agreed, checked)
 }
 
 // recordedResults returns the recorded outcomes of the probes.

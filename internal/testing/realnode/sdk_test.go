@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -166,14 +167,49 @@ func (r *sdkResults) write(t *testing.T) {
 	}
 }
 
-// TestE2ESDK applies two teams' templates, warm pools and policies with
-// the provider, installs team A's router with authorization on, and then,
-// as an agent would, claims a sandbox from team A's warm pool with the
-// official Go SDK, writes and reads a file and runs commands in it, and
-// checks what must fail does: the router refuses the SDK without a token
-// and with team B's token; from the sandbox, the metadata server, the API
-// server and team B's sandbox are refused and the internet is reachable
-// (as the policy says). The destroy must leave nothing.
+// sdkReports are the isolation reports of the two teams, each on its own
+// router: team A's (scoped tokens) and team B's (the resource's default
+// authorization). Team B's also evaluates team A's router as a source of
+// its sandboxes.
+func sdkReports() string {
+	return fmt.Sprintf(`
+data "agentsandbox_isolation_report" "team_a" {
+  namespace        = %[1]q
+  router_namespace = %[1]q
+  depends_on = [
+    agentsandbox_sandbox_router.team_a, agentsandbox_warm_pool.team_a, agentsandbox_network_policy.team_a,
+    agentsandbox_sandbox_router.team_b, agentsandbox_warm_pool.team_b, agentsandbox_network_policy.team_b,
+  ]
+}
+
+data "agentsandbox_isolation_report" "team_b" {
+  namespace        = %[2]q
+  router_namespace = %[2]q
+  sources = [
+    { name = "probe_from_team_a_router", namespace = %[1]q, labels = { app = "sandbox-router" }, port = %[3]d },
+  ]
+  depends_on = [
+    agentsandbox_sandbox_router.team_a, agentsandbox_warm_pool.team_a, agentsandbox_network_policy.team_a,
+    agentsandbox_sandbox_router.team_b, agentsandbox_warm_pool.team_b, agentsandbox_network_policy.team_b,
+  ]
+}
+`, teamA, teamB, runtimePort)
+}
+
+// TestE2ESDK applies, in one configuration, two teams' templates, warm
+// pools and policies, a router per team (team A's with scoped tokens, team
+// B's with the resource's default authorization: TokenReview, token
+// required) and their isolation reports. Then, as an agent would, it
+// claims a sandbox from team A's warm pool with the official Go SDK,
+// writes and reads a file and runs commands in it, and checks what must
+// fail does: team A's router refuses the SDK without a token and with team
+// B's token, team B's router refuses a request without a token (401);
+// nobody reaches either router's proxy port over the pod network, and
+// team A's router does not reach team B's sandboxes; from the sandbox, the
+// metadata server, the API server and team B's sandbox are refused and the
+// internet is reachable (as the policy says). The reports must say what
+// the packets did, and that team B's router requires a token. The destroy
+// must leave nothing.
 func TestE2ESDK(t *testing.T) {
 	requireEnv(t)
 	acctest.PreCheck(t)
@@ -205,35 +241,36 @@ func TestE2ESDK(t *testing.T) {
 	}
 	startOutsideWith(t, outsideOptions{Extra: []string{fmt.Sprintf("%s:%d", apiServerIP, apiServerPort)}, Hosts: hosts})
 	serveClusterDNS(t, cs, hosts, teamA, teamB)
+	secret := scopedTokenSecret(t, cs, teamA)
 
-	secret, routerPod := installRouter(t, cs, teamA)
-	t.Logf("router %s/%s ready after %s", routerPod.Namespace, routerPod.Name, time.Since(t0).Round(time.Millisecond))
-
-	// The control: a pod of team A's namespace that no policy selects.
-	control := helperPod(teamA, "control", map[string]string{"app": "control"})
-	if _, err := cs.CoreV1().Pods(teamA).Create(ctx, control, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// The controls: a pod of each team's namespace that no policy selects.
+	for _, ns := range []string{teamA, teamB} {
+		control := helperPod(ns, "control", map[string]string{"app": "control"})
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, control, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cs.CoreV1().Pods(ns).Delete(context.Background(), control.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		})
 	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().Pods(teamA).Delete(context.Background(), control.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-	})
 
-	config := acctest.ConfigCompose(acctest.ProviderConfig(), sdkConfig(teamA), sdkConfig(teamB))
+	config := acctest.ConfigCompose(acctest.ProviderConfig(), sdkConfig(teamA), sdkConfig(teamB),
+		routerConfig("team_a", teamA, scopedTokenAuthz), routerConfig("team_b", teamB, ""), sdkReports())
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: config,
-			Check: func(*terraform.State) error {
-				t.Logf("templates, warm pools and policies applied after %s", time.Since(t0).Round(time.Millisecond))
-				sdkChecks(t, cs, cfg, res, secret, apiServerIP)
+			Check: func(s *terraform.State) error {
+				t.Logf("templates, warm pools, policies and routers applied after %s", time.Since(t0).Round(time.Millisecond))
+				sdkChecks(t, cs, cfg, res, secret, apiServerIP, s)
 				return nil
 			},
 		}},
 		CheckDestroy: func(*terraform.State) error { return nothingLeft(ctx, cs, acctest.Dynamic(t)) },
 	})
 	res.add(t, SDKResult{Check: "destroy", From: "terraform destroy", To: teamA + ", " + teamB, Expected: "nothing left",
-		Observed: "no template, warm pool, claim, sandbox, sandbox pod or network policy", Passed: !t.Failed(), Claim: "destroy leaves nothing"})
+		Observed: "no template, warm pool, claim, sandbox, sandbox pod, network policy, router Deployment, Service or RBAC", Passed: !t.Failed(), Claim: "destroy leaves nothing"})
 	t.Logf("SDK end-to-end run took %s (destroy included)", time.Since(t0).Round(time.Millisecond))
 }
 
@@ -290,10 +327,29 @@ func nothingLeft(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Inter
 			return err
 		}
 		for _, p := range pols.Items {
-			if p.Name == routerName {
-				continue // the router's own (installRouter), the test's
-			}
 			left = append(left, "networkpolicy "+ns+"/"+p.Name)
+		}
+		deps, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, d := range deps.Items {
+			left = append(left, "deployment "+ns+"/"+d.Name)
+		}
+		// The router's Service (the sandboxes' headless Services go with
+		// their Sandboxes, checked above).
+		if _, err := cs.CoreV1().Services(ns).Get(ctx, routerServiceName, metav1.GetOptions{}); err == nil {
+			left = append(left, "service "+ns+"/"+routerServiceName)
+		} else if !apierrors.IsNotFound(err) {
+			return err
+		}
+		// The router's cluster-scoped objects outside agent-sandbox-system
+		// are named after its namespace (team B's TokenReview binding).
+		name := "sandbox-router-auth-delegator-" + ns
+		if _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			left = append(left, "clusterrolebinding "+name)
+		} else if !apierrors.IsNotFound(err) {
+			return err
 		}
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: agentsv1beta1.SandboxTemplateRefHashLabel})
 		if err != nil {
@@ -310,7 +366,7 @@ func nothingLeft(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Inter
 }
 
 // sdkChecks is the agent's side of the run.
-func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, secret []byte, apiServerIP string) {
+func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, secret []byte, apiServerIP string, s *terraform.State) {
 	ctx := context.Background()
 	// The warm pools' pods before the claim: the SDK must get one of them.
 	warmA := sandboxPodIn(t, cs, teamA, sdkTemplate)
@@ -392,6 +448,8 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 	refused("no token", func(string, string) string { return "" }, http.StatusUnauthorized, "the router refuses a request without a token")
 	refused("team B's token", func(string, string) string { return mint(teamB, sandboxB) }, http.StatusForbidden,
 		"the router refuses a token scoped to another team's sandbox")
+
+	routerChecks(t, cs, cfg, res, s, mint, sb.SandboxName(), sandboxB)
 
 	// From the sandbox (through the SDK) and from the control pod: the
 	// policy's egress.
@@ -480,6 +538,168 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 		res.add(t, SDKResult{Check: "control", From: "control pod (no policy)", To: fmt.Sprintf("%s %s:%d", d.name, d.host, d.port),
 			Expected: string(want), Observed: got, Passed: (want == Reachable) == strings.HasPrefix(got, "ok:"), Claim: claim})
 	}
+}
+
+// The reports of TestE2ESDK.
+const (
+	reportA = "data.agentsandbox_isolation_report.team_a"
+	reportB = "data.agentsandbox_isolation_report.team_b"
+)
+
+// sdkVerdicts: the probes of routerChecks the reports answer. Who reaches
+// a router's proxy port from another namespace is its report's
+// router.reachable_from.other_namespaces; the path from team A's router to
+// team A's sandboxes is their from_sandbox_router, to team B's the source
+// probe_from_team_a_router of team B's report.
+func sdkVerdicts(p Probe) (string, func(map[string]string) []string, bool) {
+	fixed := func(prefix string) func(map[string]string) []string {
+		return func(map[string]string) []string { return []string{prefix} }
+	}
+	sandboxes := func(key string) func(map[string]string) []string {
+		return func(a map[string]string) []string {
+			var out []string
+			for _, prefix := range sandboxesOf(a, sdkTemplate) {
+				out = append(out, prefix+"network.ingress."+key+".")
+			}
+			return out
+		}
+	}
+	switch {
+	case p.To == "router-a" && p.Port == routerProxyPort:
+		return reportA, fixed("router.reachable_from.other_namespaces."), true
+	case p.To == "router-b" && p.Port == routerProxyPort:
+		return reportB, fixed("router.reachable_from.other_namespaces."), true
+	case p.From == "router-a" && p.To == "sandbox-a":
+		return reportA, sandboxes("from_sandbox_router"), true
+	case p.From == "router-a" && p.To == "sandbox-b":
+		return reportB, sandboxes("probe_from_team_a_router"), true
+	}
+	return "", nil, false
+}
+
+// routerChecks: the routers as packets find them and as the reports say.
+// Nobody reaches a router's proxy port over the pod network (no
+// allowed_clients; the SDK port-forwards), while its probe port answers
+// everyone (the control); team A's router reaches team A's sandbox and not
+// team B's (sandbox_namespaces, and team B's policy admits only team B's
+// router), asked with valid scoped tokens; team B's router, with the
+// resource's default authorization, refuses a request without a token. The
+// reports must agree with each packet and say the routers require tokens.
+func routerChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, s *terraform.State,
+	mint func(ns, name string) string, sandboxA, sandboxB string,
+) {
+	ctx := context.Background()
+	routers := map[string]*corev1.Pod{"router-a": routerPod(t, cs, teamA), "router-b": routerPod(t, cs, teamB)}
+	controls := map[string]*corev1.Pod{}
+	for role, ns := range map[string]string{"control-a": teamA, "control-b": teamB} {
+		waitRunning(t, cs, ns, "control")
+		controls[role] = getPod(t, cs, ns, "control")
+	}
+	var packets []ProbeResult
+	record := func(p Probe, to, got string) {
+		passed := (p.Want == Reachable) == strings.HasPrefix(got, "ok:")
+		packets = append(packets, ProbeResult{Probe: p, Passed: passed, Got: got})
+		res.add(t, SDKResult{Check: p.Check, From: p.From, To: to, Expected: string(p.Want), Observed: got, Passed: passed, Claim: p.Claim})
+	}
+
+	// Each control to the other team's router: the proxy port (refused),
+	// the probe port (reachable: the refusal is the policy's).
+	for _, c := range []struct{ from, to string }{{"control-b", "router-a"}, {"control-a", "router-b"}} {
+		router := routers[c.to]
+		probes := []Probe{
+			{Step: 1, Check: "router_ingress", From: c.from, To: c.to, Port: routerProxyPort, Proto: ProtoHTTP, Want: Refused,
+				Claim: "the router's NetworkPolicy: no allowed_clients, so no pod reaches the proxy port"},
+			{Step: 1, Check: "control", From: c.from, To: c.to, Port: routerProbePort, Proto: ProtoHTTP, Want: Reachable,
+				Claim: "control: the router's probe port admits every source (the kubelet), so the refusal above is the policy's"},
+		}
+		args, _ := json.Marshal([][]any{{ProtoHTTP, router.Status.PodIP, routerProxyPort}, {ProtoHTTP, router.Status.PodIP, routerProbePort}})
+		var got []string
+		err := eventually(ctx, 90*time.Second, time.Second, func() error {
+			out, stderr, err := execIn(cs, cfg, controls[c.from], []string{"python3", "-c", probeScript, DNSName, string(args)})
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, stderr)
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(probes) {
+				return fmt.Errorf("probe output %q: %w", out, err)
+			}
+			for i, p := range probes {
+				if (p.Want == Reachable) != strings.HasPrefix(got[i], "ok:") {
+					return fmt.Errorf("%s:%d: want %s, got %s", p.To, p.Port, p.Want, got[i])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Logf("probes from %s: %v", c.from, err)
+		}
+		for i, p := range probes {
+			observed := "no answer"
+			if i < len(got) {
+				observed = got[i]
+			}
+			record(p, fmt.Sprintf("%s (%s/%s, %s) %s:%d", c.to, router.Namespace, router.Name, router.Status.PodIP, p.Proto, p.Port), observed)
+		}
+	}
+
+	// Team A's router to a sandbox of each team, with a valid scoped token
+	// for it: only the policies can stop the request.
+	for _, c := range []struct {
+		to, ns, name string
+		want         Verdict
+		claim        string
+	}{
+		{"sandbox-a", teamA, sandboxA, Reachable, "the router reaches its team's sandboxes (sandbox_namespaces, the team's ingress from its router)"},
+		{"sandbox-b", teamB, sandboxB, Refused, "the router reaches no other team's sandbox (sandbox_namespaces; team B admits only team B's router)"},
+	} {
+		p := Probe{Step: 1, Check: "router_egress", From: "router-a", To: c.to, Port: runtimePort, Proto: ProtoHTTP, Want: c.want, Claim: c.claim}
+		status, body, err := routerRequest(ctx, cfg, routers["router-a"], c.ns, c.name, mint(c.ns, c.name))
+		if err != nil {
+			t.Errorf("router-a -> %s/%s: the request got no answer from the router: %v", c.ns, c.name, err)
+			continue
+		}
+		// 200 is the runtime's answer; the router answers 502 when it
+		// cannot connect to the sandbox.
+		got := fmt.Sprintf("fail:HTTP %d %s", status, body)
+		if status == http.StatusOK {
+			got = fmt.Sprintf("ok:HTTP %d %s", status, body)
+		}
+		record(p, fmt.Sprintf("sandbox %s/%s :%d (GET / through the router, a valid scoped token)", c.ns, c.name, runtimePort), got)
+	}
+
+	// Team B's router, with the resource's default authorization, refuses
+	// a request without a token before anything else.
+	status, body, err := routerRequest(ctx, cfg, routers["router-b"], teamB, sandboxB, "")
+	observed := fmt.Sprintf("HTTP %d %s", status, body)
+	if err != nil {
+		observed = err.Error()
+	}
+	res.add(t, SDKResult{Check: "router", From: "a client without a token (port-forward)", To: "router-b (default authorization) -> sandbox " + sandboxB,
+		Expected: "refused (401)", Observed: observed, Passed: err == nil && status == http.StatusUnauthorized,
+		Claim: "the router installed with the resource's defaults refuses an unauthenticated request"})
+
+	// What the reports say about each router's authorization.
+	for _, r := range []struct{ address, ns, mode string }{{reportA, teamA, "scoped-token"}, {reportB, teamB, "tokenreview"}} {
+		rs := s.RootModule().Resources[r.address]
+		if rs == nil {
+			t.Fatalf("%s is not in the state", r.address)
+		}
+		a := rs.Primary.Attributes
+		var violations []string
+		n, _ := strconv.Atoi(a["violations.#"])
+		for i := 0; i < n; i++ {
+			if title := a[fmt.Sprintf("violations.%d.title", i)]; strings.Contains(title, "router") {
+				violations = append(violations, title)
+			}
+		}
+		observed := fmt.Sprintf("installed %s, namespace %s, authz_mode %s, requires_token %s, policies %s, router violations %v",
+			a["router.installed"], a["router.namespace"], a["router.authz_mode"], a["router.requires_token"], a["router.policies.0"], violations)
+		res.add(t, SDKResult{Check: "report", From: r.address, To: "router of " + r.ns,
+			Expected: fmt.Sprintf("installed, authz_mode %s, requires_token true, selected by its policy, no router violation", r.mode), Observed: observed,
+			Passed: a["router.installed"] == "true" && a["router.namespace"] == r.ns && a["router.authz_mode"] == r.mode && a["router.requires_token"] == "true" &&
+				a["router.policies.0"] == routerName && len(violations) == 0,
+			Claim: "the report says the router has authorization on and requires a token"})
+	}
+	t.Run("report", func(t *testing.T) { compareWithReports(t, "TestE2ESDK/report", s, 1, packets, "packet", sdkVerdicts) })
 }
 
 // serveClusterDNS keeps the DNS stand-in's hosts file up to date with
