@@ -219,6 +219,7 @@ func analyzeSandbox(inv inventory, sb *agentsv1beta1.Sandbox) sandboxModel {
 		Ports: containerPorts(spec),
 	}
 	s.Network = network(inv, sb, s.Pod, self, spec, &vs)
+	s.Sandboxd = sandboxd(inv, sb.Namespace, self, spec, &vs)
 	s.Violations = vs
 	if s.Violations == nil {
 		s.Violations = []sandboxViolationModel{}

@@ -50,6 +50,7 @@ type sandboxModel struct {
 	Identity   identityModel           `tfsdk:"identity"`
 	Process    processModel            `tfsdk:"process"`
 	Network    networkModel            `tfsdk:"network"`
+	Sandboxd   []sandboxdModel         `tfsdk:"sandboxd"`
 	Violations []sandboxViolationModel `tfsdk:"violations"`
 }
 

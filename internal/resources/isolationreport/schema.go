@@ -235,6 +235,26 @@ func dataSourceSchema() schema.Schema {
 								"`from_same_template`, plus `sources`."),
 						},
 					},
+					"sandboxd": schema.ListNestedAttribute{
+						Computed: true,
+						MarkdownDescription: "The containers that run upstream's in-sandbox runtime daemon, sandboxd (`packages/sandboxd`): " +
+							"those whose command is a program named `sandboxd`, or that set no command and whose image's repository is " +
+							"named `sandboxd`; empty when none does. sandboxd has no authentication (v1.0.3 has no token option): its " +
+							"REST port reads and writes the sandbox's files, its gRPC port runs commands, so the NetworkPolicies are " +
+							"its only guard. One that anything but the router reaches is the violation *sandboxd reachable beyond the router*.",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"container":      str("The container's name."),
+							"rest_port":      count("Its REST port (`--rest-port`, default 8080): files and `/v1/health`."),
+							"grpc_port":      count("Its gRPC port (`--grpc-port`, default 9090): the ProcessService, which runs commands."),
+							"listen_host":    str("The address it listens on (`--listen-host`, default `0.0.0.0`); on loopback nothing outside the pod reaches it."),
+							"authentication": str("`none`: sandboxd checks no credential."),
+							"reachable_beyond_router": boolean("Whether any source of `reachable_from` (any pod of the namespace or of " +
+								"another one, the internet) reaches either port."),
+							"reachable_from": reachAttribute("Who reaches its ports through the sandbox's ingress policies, by source " +
+								"and port: `rest_from_same_namespace`, `rest_from_other_namespaces`, `rest_from_internet` and the same " +
+								"with `grpc_`. The router's path is `network.ingress.from_sandbox_router`."),
+						}},
+					},
 					"violations": schema.ListNestedAttribute{
 						Computed:            true,
 						MarkdownDescription: "This sandbox's violations (as in the top-level `violations`, without `sandbox`).",

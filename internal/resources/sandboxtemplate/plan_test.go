@@ -2,6 +2,7 @@ package sandboxtemplate_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"testing"
 
@@ -152,4 +153,60 @@ func TestLooseningWarns(t *testing.T) {
 	if diags := s.ValidateResource(t, sandboxtemplate.ResourceType, base(nil)); len(diags) != 0 {
 		t.Errorf("the defaults warn: %s", protocoltest.Describe(diags))
 	}
+}
+
+// TestSandboxdExposureWarns: a container that runs sandboxd (no
+// authentication) warns when the template's own network_policy admits
+// anything but the router to its ports; the router alone, loopback,
+// ports elsewhere and an Unmanaged policy do not.
+func TestSandboxdExposureWarns(t *testing.T) {
+	s := protocoltest.New(t, provider.New("test"))
+	sandboxd := func(extra map[string]any) map[string]any {
+		return map[string]any{"containers": []any{protocoltest.Container(mergeMaps(map[string]any{
+			"name": "sandboxd", "image": "us-central1-docker.pkg.dev/k8s-staging-images/agent-sandbox/sandboxd:latest-main",
+		}, extra))}}
+	}
+	namespaceRule := func(ports ...int) map[string]any {
+		r := map[string]any{"namespace_selector": map[string]any{"match_labels": map[string]any{"team": "a"}}}
+		if len(ports) > 0 {
+			var ps []any
+			for _, p := range ports {
+				ps = append(ps, map[string]any{"port": fmt.Sprint(p)})
+			}
+			r["ports"] = ps
+		}
+		return r
+	}
+	router := map[string]any{"pod_selector": map[string]any{"match_labels": map[string]any{"app": "sandbox-router"}}, "ports": []any{map[string]any{"port": "8080"}}}
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+		warn bool
+	}{
+		{"a namespace on every port", base(map[string]any{"pod_template": sandboxd(nil), "network_policy": map[string]any{"ingress": []any{namespaceRule()}}}), true},
+		{"a namespace on the gRPC port", base(map[string]any{"pod_template": sandboxd(nil), "network_policy": map[string]any{"ingress": []any{router, namespaceRule(9090)}}}), true},
+		{"moved ports", base(map[string]any{"pod_template": sandboxd(map[string]any{"args": []any{"--rest-port=7000", "--grpc-port=7001"}}),
+			"network_policy": map[string]any{"ingress": []any{namespaceRule(7001)}}}), true},
+		{"the router only", base(map[string]any{"pod_template": sandboxd(nil), "network_policy": map[string]any{"ingress": []any{router}}}), false},
+		{"the default ingress", base(map[string]any{"pod_template": sandboxd(nil), "network_policy": map[string]any{"allow_dns": true}}), false},
+		{"a namespace on other ports", base(map[string]any{"pod_template": sandboxd(nil), "network_policy": map[string]any{"ingress": []any{namespaceRule(8888)}}}), false},
+		{"loopback", base(map[string]any{"pod_template": sandboxd(map[string]any{"args": []any{"--listen-host=127.0.0.1"}}),
+			"network_policy": map[string]any{"ingress": []any{namespaceRule()}}}), false},
+		{"not sandboxd", base(map[string]any{"network_policy": map[string]any{"ingress": []any{namespaceRule()}}}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := s.ValidateResource(t, sandboxtemplate.ResourceType, tc.cfg)
+			if errs := protocoltest.Errors(diags); len(errs) > 0 {
+				t.Fatal(protocoltest.Describe(errs))
+			}
+			if got := warningsAt(diags, "network_policy.ingress"); (got == 1) != tc.warn || got > 1 {
+				t.Errorf("%d warnings at network_policy.ingress, want warn=%v: %s", got, tc.warn, protocoltest.Describe(diags))
+			}
+		})
+	}
+}
+
+func mergeMaps(a, b map[string]any) map[string]any {
+	maps.Copy(a, b)
+	return a
 }

@@ -95,6 +95,7 @@ func (r *templateResource) ValidateConfig(ctx context.Context, req resource.Vali
 			"network_policy_management is \"Unmanaged\", so the controller creates no NetworkPolicy and ignores these "+
 				"rules. Remove network_policy, or set network_policy_management = \"Managed\" to have them enforced.")
 	}
+	checkSandboxd(ctx, m, &resp.Diagnostics)
 }
 
 // ModifyPlan renders the network policy rules from the planned inputs, so
