@@ -27,7 +27,7 @@ import (
 // The example directories the acceptance test applies, in order. Each one
 // installs the controller; CRDs stay on destroy (keep_crds_on_destroy), so
 // the next one upgrades nothing and finds them in place.
-var exampleDirs = []string{"existing-cluster", "platform-teams", "quickstart"}
+var exampleDirs = []string{"existing-cluster", "platform-teams", "quickstart", "python-warm-pool"}
 
 var (
 	gvrNetworkPolicy = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
@@ -303,6 +303,49 @@ var checks = map[string]exampleChecks{
 			c.gone(t, "default", map[schema.GroupVersionResource][]string{
 				sandboxapi.SandboxWarmPoolGVR: {"python-runtime"}, sandboxapi.SandboxTemplateGVR: {"python-runtime"},
 				gvrNetworkPolicy: {"python-runtime-isolation"},
+			})
+		},
+	},
+	"python-warm-pool": {
+		applied: func(t *testing.T, c cluster, _ *demo.Stack, tf *tfDir, outs map[string]json.RawMessage) {
+			if got := tf.outputString(outs, "warm_pool"); got != "default/python: 2/2 ready" {
+				t.Errorf("output warm_pool = %q", got)
+			}
+			c.get(t, gvrNetworkPolicy, "default", "python-isolation")
+			// The router, with the resource's defaults: authorization on,
+			// its own NetworkPolicy.
+			dep := c.get(t, gvrDeployment, "agent-sandbox-system", "sandbox-router")
+			ctrs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+			var args []string
+			if len(ctrs) > 0 {
+				args, _, _ = unstructured.NestedStringSlice(ctrs[0].(map[string]any), "args")
+			}
+			if !slices.Contains(args, "--authz-mode=tokenreview") || !slices.Contains(args, "--authz-tokenreview-require-token=true") {
+				t.Errorf("router args %v: authorization not on", args)
+			}
+			c.get(t, gvrNetworkPolicy, "agent-sandbox-system", "sandbox-router")
+			c.get(t, gvrService, "agent-sandbox-system", "sandbox-router-svc")
+			if got := tf.outputString(outs, "router_url"); got != "http://sandbox-router-svc.agent-sandbox-system.svc.cluster.local:8080" {
+				t.Errorf("output router_url = %q", got)
+			}
+			var router struct {
+				AuthzMode     string `json:"authz_mode"`
+				RequiresToken bool   `json:"requires_token"`
+			}
+			if err := json.Unmarshal(outs["router"], &router); err != nil || router.AuthzMode != "tokenreview" || !router.RequiresToken {
+				t.Errorf("output router = %s (%v), want tokenreview requiring a token", outs["router"], err)
+			}
+			var iso struct{ Sandboxes, Pods, Clean, Violations int }
+			if err := json.Unmarshal(outs["isolation"], &iso); err != nil || iso.Sandboxes != 2 || iso.Clean != 2 || iso.Violations != 0 {
+				t.Errorf("output isolation = %s (%v), want 2 clean sandboxes", outs["isolation"], err)
+			}
+		},
+		destroyed: func(t *testing.T, c cluster, _ *demo.Stack) {
+			c.gone(t, "default", map[schema.GroupVersionResource][]string{
+				sandboxapi.SandboxWarmPoolGVR: {"python"}, sandboxapi.SandboxTemplateGVR: {"python"}, gvrNetworkPolicy: {"python-isolation"},
+			})
+			c.gone(t, "agent-sandbox-system", map[schema.GroupVersionResource][]string{
+				gvrDeployment: {"sandbox-router", "agent-sandbox-controller"}, gvrService: {"sandbox-router-svc"}, gvrNetworkPolicy: {"sandbox-router"},
 			})
 		},
 	},
