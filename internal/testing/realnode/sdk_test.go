@@ -449,7 +449,7 @@ func sdkChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdk
 	refused("team B's token", func(string, string) string { return mint(teamB, sandboxB) }, http.StatusForbidden,
 		"the router refuses a token scoped to another team's sandbox")
 
-	routerChecks(t, cs, cfg, res, s, mint, sb.SandboxName(), sandboxB)
+	routerChecks(t, cs, cfg, res, s, mint, sb.SandboxName(), podB)
 
 	// From the sandbox (through the SDK) and from the control pod: the
 	// policy's egress.
@@ -586,8 +586,9 @@ func sdkVerdicts(p Probe) (string, func(map[string]string) []string, bool) {
 // resource's default authorization, refuses a request without a token. The
 // reports must agree with each packet and say the routers require tokens.
 func routerChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *sdkResults, s *terraform.State,
-	mint func(ns, name string) string, sandboxA, sandboxB string,
+	mint func(ns, name string) string, sandboxA string, podB *corev1.Pod,
 ) {
+	sandboxB := ownerSandbox(t, podB)
 	ctx := context.Background()
 	routers := map[string]*corev1.Pod{"router-a": routerPod(t, cs, teamA), "router-b": routerPod(t, cs, teamB)}
 	controls := map[string]*corev1.Pod{}
@@ -644,12 +645,12 @@ func routerChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *
 	// Team A's router to a sandbox of each team, with a valid scoped token
 	// for it: only the policies can stop the request.
 	for _, c := range []struct {
-		to, ns, name string
-		want         Verdict
-		claim        string
+		to, ns, name, ip string
+		want             Verdict
+		claim            string
 	}{
-		{"sandbox-a", teamA, sandboxA, Reachable, "the router reaches its team's sandboxes (sandbox_namespaces, the team's ingress from its router)"},
-		{"sandbox-b", teamB, sandboxB, Refused, "the router reaches no other team's sandbox (sandbox_namespaces; team B admits only team B's router)"},
+		{"sandbox-a", teamA, sandboxA, "", Reachable, "the router reaches its team's sandboxes (sandbox_namespaces, the team's ingress from its router)"},
+		{"sandbox-b", teamB, sandboxB, podB.Status.PodIP, Refused, "the router reaches no other team's sandbox (sandbox_namespaces; team B admits only team B's router)"},
 	} {
 		p := Probe{Step: 1, Check: "router_egress", From: "router-a", To: c.to, Port: runtimePort, Proto: ProtoHTTP, Want: c.want, Claim: c.claim}
 		status, body, err := routerRequest(ctx, cfg, routers["router-a"], c.ns, c.name, mint(c.ns, c.name))
@@ -662,6 +663,17 @@ func routerChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *
 		got := fmt.Sprintf("fail:HTTP %d %s", status, body)
 		if status == http.StatusOK {
 			got = fmt.Sprintf("ok:HTTP %d %s", status, body)
+		} else if c.ip != "" {
+			// The router's own account of the failure must be a refused
+			// connection to the sandbox pod's address: the name resolved,
+			// and the packet was what failed (not DNS, not authorization).
+			line := routerDialError(ctx, cs, routers["router-a"], c.name)
+			if !strings.Contains(line, c.ip+":") {
+				got = fmt.Sprintf("no verdict: HTTP %d %s, and the router logged no failed connection to %s (%q)", status, body, c.ip, line)
+				t.Errorf("router-a -> %s/%s: %s", c.ns, c.name, got)
+				continue
+			}
+			got += " [router: " + line + "]"
 		}
 		record(p, fmt.Sprintf("sandbox %s/%s :%d (GET / through the router, a valid scoped token)", c.ns, c.name, runtimePort), got)
 	}
@@ -700,6 +712,30 @@ func routerChecks(t *testing.T, cs kubernetes.Interface, cfg *rest.Config, res *
 			Claim: "the report says the router has authorization on and requires a token"})
 	}
 	t.Run("report", func(t *testing.T) { compareWithReports(t, "TestE2ESDK/report", s, 1, packets, "packet", sdkVerdicts) })
+}
+
+// routerDialError is the error of the router's last "upstream connect
+// failure" log line for sandbox, "" when it logged none.
+func routerDialError(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, sandbox string) string {
+	data, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return "reading the router's log: " + err.Error()
+	}
+	found := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, "upstream connect failure") || !strings.Contains(line, sandbox) {
+			continue
+		}
+		var entry struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Error != "" {
+			found = entry.Error
+		} else {
+			found = line
+		}
+	}
+	return found
 }
 
 // serveClusterDNS keeps the DNS stand-in's hosts file up to date with
