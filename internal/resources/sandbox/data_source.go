@@ -31,17 +31,8 @@ func NewDataSource() datasource.DataSource {
 
 type dataSourceModel struct {
 	object.DataSourceMetadata
-	PodTemplate          types.Object `tfsdk:"pod_template"`
-	VolumeClaimTemplates types.List   `tfsdk:"volume_claim_templates"`
-	Service              types.Bool   `tfsdk:"service"`
-	OperatingMode        types.String `tfsdk:"operating_mode"`
-	ShutdownTime         types.String `tfsdk:"shutdown_time"`
-	ShutdownPolicy       types.String `tfsdk:"shutdown_policy"`
-	Ready                types.Bool   `tfsdk:"ready"`
-	ServiceFQDN          types.String `tfsdk:"service_fqdn"`
-	PodIPs               types.List   `tfsdk:"pod_ips"`
-	NodeName             types.String `tfsdk:"node_name"`
-	Conditions           types.List   `tfsdk:"conditions"`
+	sandboxModel
+	Conditions types.List `tfsdk:"conditions"`
 }
 
 type conditionModel struct {
@@ -94,23 +85,17 @@ func dataSourceSchema(context.Context) schema.Schema {
 
 // flattenDataSource fills m from the live sandbox, its conditions included.
 func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
-	var diags, d diag.Diagnostics
+	var diags diag.Diagnostics
 	sb, err := object.Decode[agentsv1beta1.Sandbox](Kind, live)
 	if err != nil {
 		diags.AddError("Cannot read the Sandbox", err.Error())
 		return diags
 	}
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint,
-		podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType), types.BoolNull())
-	diags.Append(d...)
-	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), "Running")
-	m.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), types.StringNull())
-	m.ShutdownPolicy = types.StringValue("Retain")
-	if sb.Spec.ShutdownPolicy != nil {
-		m.ShutdownPolicy = types.StringValue(string(*sb.Spec.ShutdownPolicy))
+	m.sandboxModel = sandboxModel{
+		PodTemplate: podtemplate.Null(), VolumeClaimTemplates: types.ListNull(blueprint.VolumeClaimTemplateType),
+		Service: types.BoolNull(), ShutdownTime: types.StringNull(),
 	}
-	m.Ready, m.ServiceFQDN, m.PodIPs, m.NodeName, d = status(ctx, sb)
-	diags.Append(d...)
+	diags.Append(m.flatten(ctx, sb)...)
 	conds := make([]conditionModel, 0, len(sb.Status.Conditions))
 	for _, c := range sb.Status.Conditions {
 		conds = append(conds, conditionModel{
@@ -118,6 +103,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 			Reason: types.StringValue(c.Reason), Message: types.StringValue(c.Message),
 		})
 	}
+	var d diag.Diagnostics
 	m.Conditions, d = types.ListValueFrom(ctx, conditionType, conds)
 	diags.Append(d...)
 	return diags

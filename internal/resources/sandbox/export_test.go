@@ -17,6 +17,6 @@ func WaitFor(ctx context.Context, cm *conn.Meta, namespace, name, mode string) (
 	live := Kind.New()
 	live.SetNamespace(namespace)
 	live.SetName(name)
-	m := &resourceModel{WaitForReady: types.BoolValue(true), OperatingMode: types.StringValue(mode)}
+	m := &resourceModel{WaitForReady: types.BoolValue(true), sandboxModel: sandboxModel{OperatingMode: types.StringValue(mode)}}
 	return wait(ctx, object.Call{Op: object.OpCreate, Meta: cm}, live, m, nil)
 }

@@ -21,18 +21,24 @@ import (
 // resourceModel is the resource's state and plan.
 type resourceModel struct {
 	object.Metadata
-	PodTemplate          types.Object   `tfsdk:"pod_template"`
-	VolumeClaimTemplates types.List     `tfsdk:"volume_claim_templates"`
-	Service              types.Bool     `tfsdk:"service"`
-	OperatingMode        types.String   `tfsdk:"operating_mode"`
-	ShutdownTime         types.String   `tfsdk:"shutdown_time"`
-	ShutdownPolicy       types.String   `tfsdk:"shutdown_policy"`
-	WaitForReady         types.Bool     `tfsdk:"wait_for_ready"`
-	Ready                types.Bool     `tfsdk:"ready"`
-	ServiceFQDN          types.String   `tfsdk:"service_fqdn"`
-	PodIPs               types.List     `tfsdk:"pod_ips"`
-	NodeName             types.String   `tfsdk:"node_name"`
-	Timeouts             timeouts.Value `tfsdk:"timeouts"`
+	sandboxModel
+	WaitForReady types.Bool     `tfsdk:"wait_for_ready"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
+}
+
+// sandboxModel is what the resource and the data source both show of a
+// sandbox: its spec and its status.
+type sandboxModel struct {
+	PodTemplate          types.Object `tfsdk:"pod_template"`
+	VolumeClaimTemplates types.List   `tfsdk:"volume_claim_templates"`
+	Service              types.Bool   `tfsdk:"service"`
+	OperatingMode        types.String `tfsdk:"operating_mode"`
+	ShutdownTime         types.String `tfsdk:"shutdown_time"`
+	ShutdownPolicy       types.String `tfsdk:"shutdown_policy"`
+	Ready                types.Bool   `tfsdk:"ready"`
+	ServiceFQDN          types.String `tfsdk:"service_fqdn"`
+	PodIPs               types.List   `tfsdk:"pod_ips"`
+	NodeName             types.String `tfsdk:"node_name"`
 }
 
 // build is the object the plan describes.
@@ -78,40 +84,37 @@ func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstruct
 		diags.AddError("Cannot read the Sandbox", err.Error())
 		return diags
 	}
-	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
+	diags.Append(m.flatten(ctx, sb)...)
+	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
+		m.WaitForReady = types.BoolValue(true) // import: the default
+	}
+	return diags
+}
+
+// flatten fills s from the live sandbox: the spec, keeping the prior
+// spelling s holds where the value is the same (a data source's priors
+// are null), and the status.
+func (s *sandboxModel) flatten(ctx context.Context, sb *agentsv1beta1.Sandbox) diag.Diagnostics {
+	var diags, d diag.Diagnostics
+	s.PodTemplate, s.VolumeClaimTemplates, s.Service, d = blueprint.Flatten(ctx, sb.Spec.SandboxBlueprint, s.PodTemplate, s.VolumeClaimTemplates, s.Service)
 	diags.Append(d...)
-	m.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.SandboxOperatingModeRunning))
+	s.OperatingMode = tfvalues.StringOr(string(sb.Spec.OperatingMode), string(agentsv1beta1.SandboxOperatingModeRunning))
 	policy := ""
 	if sb.Spec.ShutdownPolicy != nil {
 		policy = string(*sb.Spec.ShutdownPolicy)
 	}
-	m.ShutdownPolicy = tfvalues.StringOr(policy, string(agentsv1beta1.ShutdownPolicyRetain))
-	m.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), m.ShutdownTime)
-	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
-		m.WaitForReady = types.BoolValue(true) // import: the default
-	}
-	diags.Append(m.setStatus(ctx, sb)...)
-	return diags
-}
-
-// setStatus copies the status attributes from the live sandbox.
-func (m *resourceModel) setStatus(ctx context.Context, sb *agentsv1beta1.Sandbox) diag.Diagnostics {
-	var diags diag.Diagnostics
-	m.Ready, m.ServiceFQDN, m.PodIPs, m.NodeName, diags = status(ctx, sb)
-	return diags
-}
-
-func status(ctx context.Context, sb *agentsv1beta1.Sandbox) (ready types.Bool, fqdn types.String, ips types.List, node types.String, diags diag.Diagnostics) {
-	ready = types.BoolValue(meta.IsStatusConditionTrue(sb.Status.Conditions, agentsv1beta1.SandboxConditionReady.String()))
-	fqdn = types.StringValue(sb.Status.ServiceFQDN)
-	node = types.StringValue(sb.Status.NodeName)
+	s.ShutdownPolicy = tfvalues.StringOr(policy, string(agentsv1beta1.ShutdownPolicyRetain))
+	s.ShutdownTime = tfvalues.Time(rfc3339(sb.Spec.ShutdownTime), s.ShutdownTime)
+	s.Ready = types.BoolValue(meta.IsStatusConditionTrue(sb.Status.Conditions, agentsv1beta1.SandboxConditionReady.String()))
+	s.ServiceFQDN = types.StringValue(sb.Status.ServiceFQDN)
+	s.NodeName = types.StringValue(sb.Status.NodeName)
 	podIPs := sb.Status.PodIPs
 	if podIPs == nil {
 		podIPs = []string{} // always a list, so a configuration can index it
 	}
-	ips, diags = types.ListValueFrom(ctx, types.StringType, podIPs)
-	return ready, fqdn, ips, node, diags
+	s.PodIPs, d = types.ListValueFrom(ctx, types.StringType, podIPs)
+	diags.Append(d...)
+	return diags
 }
 
 // rfc3339 is an API time as RFC 3339 in UTC, as the API server stores it

@@ -2,7 +2,6 @@ package sandboxtemplate
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -15,7 +14,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // NewDataSource is registered in the provider. It reads any
@@ -31,14 +29,8 @@ func NewDataSource() datasource.DataSource {
 
 type dataSourceModel struct {
 	object.DataSourceMetadata
-	PodTemplate                types.Object `tfsdk:"pod_template"`
-	VolumeClaimTemplates       types.List   `tfsdk:"volume_claim_templates"`
-	Service                    types.Bool   `tfsdk:"service"`
-	NetworkPolicyManagement    types.String `tfsdk:"network_policy_management"`
-	NetworkPolicyName          types.String `tfsdk:"network_policy_name"`
-	EnvVarsInjectionPolicy     types.String `tfsdk:"env_vars_injection_policy"`
-	VolumeClaimTemplatesPolicy types.String `tfsdk:"volume_claim_templates_policy"`
-	NetworkPolicyRendered      types.String `tfsdk:"network_policy_rendered"`
+	templateModel
+	NetworkPolicyName types.String `tfsdk:"network_policy_name"`
 }
 
 func dataSourceSchema(context.Context) schema.Schema {
@@ -69,32 +61,15 @@ func dataSourceSchema(context.Context) schema.Schema {
 	}
 }
 
-// flattenDataSource fills m from the live template.
+// flattenDataSource fills m from the live template. As JSON only: a
+// template written by other means may hold rules beyond the resource's
+// network_policy terms, and reading must not fail on them.
 func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *dataSourceModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	ref := Kind.Ref(live.GetNamespace(), live.GetName())
-	t, err := object.Decode[extv1beta1.SandboxTemplate](Kind, live)
-	if err != nil {
-		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
-		return diags
-	}
-	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, podtemplate.Null(), types.ListNull(blueprint.VolumeClaimTemplateType), types.BoolNull())
-	diags.Append(d...)
-	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManagementManaged))
-	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsInjectionPolicyDisallowed))
-	m.VolumeClaimTemplatesPolicy = tfvalues.StringOr(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesPolicyDisallowed))
+	m.templateModel = templateModel{PodTemplate: podtemplate.Null(), VolumeClaimTemplates: types.ListNull(blueprint.VolumeClaimTemplateType), Service: types.BoolNull()}
+	_, diags := m.flatten(ctx, live, false)
 	m.NetworkPolicyName = types.StringNull()
 	if m.NetworkPolicyManagement.ValueString() == string(extv1beta1.NetworkPolicyManagementManaged) {
 		m.NetworkPolicyName = types.StringValue(sandboxapi.TemplateNetworkPolicyName(live.GetName()))
 	}
-	// As JSON: a template written by other means may hold rules beyond
-	// the resource's network_policy terms, and reading must not fail on them.
-	rendered, _, err := liveNetworkPolicy(ctx, live, false)
-	if err != nil {
-		diags.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
-		return diags
-	}
-	m.NetworkPolicyRendered = rendered
 	return diags
 }

@@ -20,15 +20,21 @@ import (
 // resourceModel is the resource's state and plan.
 type resourceModel struct {
 	object.Metadata
-	PodTemplate                types.Object   `tfsdk:"pod_template"`
-	VolumeClaimTemplates       types.List     `tfsdk:"volume_claim_templates"`
-	Service                    types.Bool     `tfsdk:"service"`
-	NetworkPolicy              types.Object   `tfsdk:"network_policy"`
-	NetworkPolicyManagement    types.String   `tfsdk:"network_policy_management"`
-	EnvVarsInjectionPolicy     types.String   `tfsdk:"env_vars_injection_policy"`
-	VolumeClaimTemplatesPolicy types.String   `tfsdk:"volume_claim_templates_policy"`
-	NetworkPolicyRendered      types.String   `tfsdk:"network_policy_rendered"`
-	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
+	templateModel
+	NetworkPolicy types.Object   `tfsdk:"network_policy"`
+	Timeouts      timeouts.Value `tfsdk:"timeouts"`
+}
+
+// templateModel is what the resource and the data source both show of a
+// template.
+type templateModel struct {
+	PodTemplate                types.Object `tfsdk:"pod_template"`
+	VolumeClaimTemplates       types.List   `tfsdk:"volume_claim_templates"`
+	Service                    types.Bool   `tfsdk:"service"`
+	NetworkPolicyManagement    types.String `tfsdk:"network_policy_management"`
+	EnvVarsInjectionPolicy     types.String `tfsdk:"env_vars_injection_policy"`
+	VolumeClaimTemplatesPolicy types.String `tfsdk:"volume_claim_templates_policy"`
+	NetworkPolicyRendered      types.String `tfsdk:"network_policy_rendered"`
 }
 
 // rules decodes the network_policy object; ok is false when it is null or
@@ -116,29 +122,39 @@ func (m resourceModel) build(ctx context.Context) (*unstructured.Unstructured, d
 func (m *resourceModel) refresh(ctx context.Context, live *unstructured.Unstructured, fieldManager string, importing bool) diag.Diagnostics {
 	md, diags := object.Flatten(ctx, live, m.Metadata, fieldManager)
 	m.Metadata = md
-	ref := Kind.Ref(live.GetNamespace(), live.GetName())
-	t, err := object.Decode[extv1beta1.SandboxTemplate](Kind, live)
-	if err != nil {
-		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
-		return diags
-	}
-	var d diag.Diagnostics
-	m.PodTemplate, m.VolumeClaimTemplates, m.Service, d = blueprint.Flatten(ctx, t.Spec.SandboxBlueprint, m.PodTemplate, m.VolumeClaimTemplates, m.Service)
+	decoded, d := m.flatten(ctx, live, importing)
 	diags.Append(d...)
-	m.NetworkPolicyManagement = tfvalues.StringOr(string(t.Spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManagementManaged))
-	m.EnvVarsInjectionPolicy = tfvalues.StringOr(string(t.Spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsInjectionPolicyDisallowed))
-	m.VolumeClaimTemplatesPolicy = tfvalues.StringOr(string(t.Spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesPolicyDisallowed))
-
-	rendered, decoded, err := liveNetworkPolicy(ctx, live, importing)
-	if err != nil {
-		diags.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
-		return diags
-	}
-	m.NetworkPolicyRendered = rendered
-	if importing {
+	if importing && !d.HasError() {
 		m.NetworkPolicy = decoded
 	}
 	return diags
+}
+
+// flatten fills t from the live template, keeping the prior spelling t
+// holds where the value is the same (a data source's priors are null).
+// With decode, it also returns the network_policy value that renders the
+// live rules.
+func (t *templateModel) flatten(ctx context.Context, live *unstructured.Unstructured, decode bool) (types.Object, diag.Diagnostics) {
+	var diags, d diag.Diagnostics
+	ref := Kind.Ref(live.GetNamespace(), live.GetName())
+	tmpl, err := object.Decode[extv1beta1.SandboxTemplate](Kind, live)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read %s", ref), err.Error())
+		return types.ObjectNull(netrules.AttrTypes()), diags
+	}
+	spec := tmpl.Spec
+	t.PodTemplate, t.VolumeClaimTemplates, t.Service, d = blueprint.Flatten(ctx, spec.SandboxBlueprint, t.PodTemplate, t.VolumeClaimTemplates, t.Service)
+	diags.Append(d...)
+	t.NetworkPolicyManagement = tfvalues.StringOr(string(spec.NetworkPolicyManagement), string(extv1beta1.NetworkPolicyManagementManaged))
+	t.EnvVarsInjectionPolicy = tfvalues.StringOr(string(spec.EnvVarsInjectionPolicy), string(extv1beta1.EnvVarsInjectionPolicyDisallowed))
+	t.VolumeClaimTemplatesPolicy = tfvalues.StringOr(string(spec.VolumeClaimTemplatesPolicy), string(extv1beta1.VolumeClaimTemplatesPolicyDisallowed))
+	rendered, decoded, err := liveNetworkPolicy(ctx, live, decode)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Cannot read the network policy rules of %s", ref), err.Error())
+		return decoded, diags
+	}
+	t.NetworkPolicyRendered = rendered
+	return decoded, diags
 }
 
 // liveNetworkPolicy reads spec.networkPolicy: its canonical JSON (null
