@@ -7,12 +7,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
 // NewDataSource is registered in the provider. It reads any NetworkPolicy
@@ -36,41 +34,19 @@ type dataSourceModel struct {
 }
 
 func dataSourceSchema(context.Context) schema.Schema {
+	attrs := object.DataSourceMetadataAttributes("NetworkPolicy")
+	labels := attrs["labels"].(schema.MapAttribute) //nolint:forcetypeassert // DataSourceMetadataAttributes makes it a map
+	labels.MarkdownDescription = "All labels of the NetworkPolicy."
+	attrs["labels"] = labels
+	attrs["rendered"] = schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: "The NetworkPolicy `spec` as canonical JSON (sorted keys, explicit protocols, empty rule lists shown as `[]`).",
+	}
 	return schema.Schema{
 		MarkdownDescription: "Reads a NetworkPolicy, whoever manages it, and shows its spec in the same canonical JSON as " +
 			"`agentsandbox_network_policy.rendered`: for example the policy the agent-sandbox controller keeps for a " +
 			"template with managed network policy (`<template>-network-policy`), to review or check what it enforces.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<namespace>/<name>`.",
-			},
-			"name": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Name of the NetworkPolicy.",
-				Validators:          []validator.String{validators.DNSSubdomainName()},
-			},
-			"namespace": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: fmt.Sprintf("Namespace of the NetworkPolicy. Defaults to `%s`.", object.DefaultNamespace),
-				Validators:          []validator.String{validators.DNSLabelName()},
-			},
-			"labels": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "All labels of the NetworkPolicy.",
-			},
-			"annotations": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "All annotations of the NetworkPolicy.",
-			},
-			"rendered": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The NetworkPolicy `spec` as canonical JSON (sorted keys, explicit protocols, empty rule lists shown as `[]`).",
-			},
-		},
+		Attributes: attrs,
 	}
 }
 

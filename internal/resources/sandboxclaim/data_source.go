@@ -29,19 +29,9 @@ func NewDataSource() datasource.DataSource {
 
 type dataSourceModel struct {
 	object.DataSourceMetadata
-	WarmPool                types.String `tfsdk:"warm_pool"`
-	ShutdownTime            types.String `tfsdk:"shutdown_time"`
-	TTLSecondsAfterFinished types.Int64  `tfsdk:"ttl_seconds_after_finished"`
-	ShutdownPolicy          types.String `tfsdk:"shutdown_policy"`
-	Env                     types.List   `tfsdk:"env"`
-	AdditionalPodMetadata   types.Object `tfsdk:"additional_pod_metadata"`
-	VolumeClaimTemplates    types.List   `tfsdk:"volume_claim_templates"`
-	SandboxName             types.String `tfsdk:"sandbox_name"`
-	PodIPs                  types.List   `tfsdk:"pod_ips"`
-	ServiceFQDN             types.String `tfsdk:"service_fqdn"`
-	Ready                   types.Bool   `tfsdk:"ready"`
-	ReadyReason             types.String `tfsdk:"ready_reason"`
-	ReadyMessage            types.String `tfsdk:"ready_message"`
+	claimModel
+	ReadyReason  types.String `tfsdk:"ready_reason"`
+	ReadyMessage types.String `tfsdk:"ready_message"`
 }
 
 func dataSourceSchema(context.Context) schema.Schema {
@@ -108,9 +98,7 @@ func flattenDataSource(ctx context.Context, live *unstructured.Unstructured, m *
 		return diags
 	}
 	st := readStatus(claim)
-	m.WarmPool, m.ShutdownTime, m.TTLSecondsAfterFinished, m.ShutdownPolicy = rm.WarmPool, rm.ShutdownTime, rm.TTLSecondsAfterFinished, rm.ShutdownPolicy
-	m.Env, m.AdditionalPodMetadata, m.VolumeClaimTemplates = rm.Env, rm.AdditionalPodMetadata, rm.VolumeClaimTemplates
-	m.SandboxName, m.PodIPs, m.ServiceFQDN, m.Ready = rm.SandboxName, rm.PodIPs, rm.ServiceFQDN, rm.Ready
+	m.claimModel = rm.claimModel
 	m.ReadyReason, m.ReadyMessage = types.StringValue(st.reason), types.StringValue(st.message)
 	return diags
 }

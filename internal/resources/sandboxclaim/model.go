@@ -26,19 +26,25 @@ import (
 // resourceModel is the resource's plan and state.
 type resourceModel struct {
 	object.Metadata
-	WarmPool                types.String   `tfsdk:"warm_pool"`
-	ShutdownTime            types.String   `tfsdk:"shutdown_time"`
-	TTLSecondsAfterFinished types.Int64    `tfsdk:"ttl_seconds_after_finished"`
-	ShutdownPolicy          types.String   `tfsdk:"shutdown_policy"`
-	Env                     types.List     `tfsdk:"env"`
-	AdditionalPodMetadata   types.Object   `tfsdk:"additional_pod_metadata"`
-	VolumeClaimTemplates    types.List     `tfsdk:"volume_claim_templates"`
-	WaitForReady            types.Bool     `tfsdk:"wait_for_ready"`
-	SandboxName             types.String   `tfsdk:"sandbox_name"`
-	PodIPs                  types.List     `tfsdk:"pod_ips"`
-	ServiceFQDN             types.String   `tfsdk:"service_fqdn"`
-	Ready                   types.Bool     `tfsdk:"ready"`
-	Timeouts                timeouts.Value `tfsdk:"timeouts"`
+	claimModel
+	WaitForReady types.Bool     `tfsdk:"wait_for_ready"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
+}
+
+// claimModel is what the resource and the data source both show of a
+// claim: its spec and the sandbox it holds.
+type claimModel struct {
+	WarmPool                types.String `tfsdk:"warm_pool"`
+	ShutdownTime            types.String `tfsdk:"shutdown_time"`
+	TTLSecondsAfterFinished types.Int64  `tfsdk:"ttl_seconds_after_finished"`
+	ShutdownPolicy          types.String `tfsdk:"shutdown_policy"`
+	Env                     types.List   `tfsdk:"env"`
+	AdditionalPodMetadata   types.Object `tfsdk:"additional_pod_metadata"`
+	VolumeClaimTemplates    types.List   `tfsdk:"volume_claim_templates"`
+	SandboxName             types.String `tfsdk:"sandbox_name"`
+	PodIPs                  types.List   `tfsdk:"pod_ips"`
+	ServiceFQDN             types.String `tfsdk:"service_fqdn"`
+	Ready                   types.Bool   `tfsdk:"ready"`
 }
 
 type envModel struct {

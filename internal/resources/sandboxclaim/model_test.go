@@ -25,13 +25,15 @@ func baseModel() resourceModel {
 			Name: types.StringValue("session"), Namespace: types.StringValue("agents"),
 			Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType),
 		},
-		WarmPool:                types.StringValue("pool"),
-		ShutdownTime:            types.StringNull(),
-		TTLSecondsAfterFinished: types.Int64Null(),
-		ShutdownPolicy:          types.StringValue("Retain"),
-		Env:                     types.ListNull(envType),
-		AdditionalPodMetadata:   types.ObjectNull(podMetadataType.AttrTypes),
-		WaitForReady:            types.BoolValue(true),
+		claimModel: claimModel{
+			WarmPool:                types.StringValue("pool"),
+			ShutdownTime:            types.StringNull(),
+			TTLSecondsAfterFinished: types.Int64Null(),
+			ShutdownPolicy:          types.StringValue("Retain"),
+			Env:                     types.ListNull(envType),
+			AdditionalPodMetadata:   types.ObjectNull(podMetadataType.AttrTypes),
+		},
+		WaitForReady: types.BoolValue(true),
 	}
 }
 

@@ -28,11 +28,8 @@ func NewDataSource() datasource.DataSource {
 
 type dataSourceModel struct {
 	object.DataSourceMetadata
-	Template        types.String `tfsdk:"template"`
-	Replicas        types.Int64  `tfsdk:"replicas"`
-	UpdateStrategy  types.String `tfsdk:"update_strategy"`
+	poolModel
 	CurrentReplicas types.Int64  `tfsdk:"current_replicas"`
-	ReadyReplicas   types.Int64  `tfsdk:"ready_replicas"`
 	Ready           types.Bool   `tfsdk:"ready"`
 	Selector        types.String `tfsdk:"selector"`
 }
@@ -69,11 +66,8 @@ func flattenDataSource(_ context.Context, live *unstructured.Unstructured, m *da
 		return diags
 	}
 	ready, _, _ := poolReady(live)
-	m.Template = types.StringValue(pool.Spec.TemplateRef.Name)
-	m.Replicas = types.Int64Value(liveReplicas(pool))
-	m.UpdateStrategy = types.StringValue(liveStrategy(pool))
+	m.set(pool)
 	m.CurrentReplicas = types.Int64Value(int64(pool.Status.Replicas))
-	m.ReadyReplicas = types.Int64Value(int64(pool.Status.ReadyReplicas))
 	m.Ready = types.BoolValue(ready)
 	m.Selector = types.StringValue(pool.Status.Selector)
 	return diags

@@ -17,14 +17,28 @@ import (
 // resourceModel is the resource's plan and state.
 type resourceModel struct {
 	object.Metadata
-	Template                  types.String   `tfsdk:"template"`
-	Replicas                  types.Int64    `tfsdk:"replicas"`
+	poolModel
 	ReplicasManagedExternally types.Bool     `tfsdk:"replicas_managed_externally"`
-	UpdateStrategy            types.String   `tfsdk:"update_strategy"`
 	WaitForReady              types.Bool     `tfsdk:"wait_for_ready"`
-	ReadyReplicas             types.Int64    `tfsdk:"ready_replicas"`
 	Selector                  types.String   `tfsdk:"selector"`
 	Timeouts                  timeouts.Value `tfsdk:"timeouts"`
+}
+
+// poolModel is what the resource and the data source both read the same
+// way from a pool.
+type poolModel struct {
+	Template       types.String `tfsdk:"template"`
+	Replicas       types.Int64  `tfsdk:"replicas"`
+	UpdateStrategy types.String `tfsdk:"update_strategy"`
+	ReadyReplicas  types.Int64  `tfsdk:"ready_replicas"`
+}
+
+// set fills p from the live pool, server defaults applied.
+func (p *poolModel) set(pool *extv1beta1.SandboxWarmPool) {
+	p.Template = types.StringValue(pool.Spec.TemplateRef.Name)
+	p.Replicas = types.Int64Value(liveReplicas(pool))
+	p.UpdateStrategy = types.StringValue(liveStrategy(pool))
+	p.ReadyReplicas = types.Int64Value(int64(pool.Status.ReadyReplicas))
 }
 
 // external says whether spec.replicas belongs to someone else.
@@ -94,10 +108,7 @@ func flatten(ctx context.Context, live *unstructured.Unstructured, m *resourceMo
 		diags.AddError("Cannot read the warm pool", err.Error())
 		return diags
 	}
-	m.Template = types.StringValue(pool.Spec.TemplateRef.Name)
-	m.Replicas = types.Int64Value(liveReplicas(pool))
-	m.UpdateStrategy = types.StringValue(liveStrategy(pool))
-	m.ReadyReplicas = types.Int64Value(int64(pool.Status.ReadyReplicas))
+	m.set(pool)
 	m.Selector = types.StringValue(sandboxapi.WarmPoolSelector(pool.Name))
 	if m.WaitForReady.IsNull() || m.WaitForReady.IsUnknown() {
 		m.WaitForReady = types.BoolValue(true)

@@ -19,10 +19,12 @@ func model(replicas types.Int64, external bool, strategy string) resourceModel {
 			Name: types.StringValue("pool"), Namespace: types.StringValue("agents"),
 			Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType),
 		},
-		Template:                  types.StringValue("python"),
-		Replicas:                  replicas,
+		poolModel: poolModel{
+			Template:       types.StringValue("python"),
+			Replicas:       replicas,
+			UpdateStrategy: types.StringValue(strategy),
+		},
 		ReplicasManagedExternally: types.BoolValue(external),
-		UpdateStrategy:            types.StringValue(strategy),
 		WaitForReady:              types.BoolValue(true),
 	}
 }
