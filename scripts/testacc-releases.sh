@@ -135,8 +135,17 @@ failed=()
 for p in $PROFILES; do
 	status=ok
 	wait "${pid[$p]}" || { status=FAIL; failed+=("$p"); }
-	# One line per test: what passed, what failed, how long.
-	cat "$OUT/$p"/*.json 2>/dev/null | "$BIN/releasesummary" -profile "$p" | tee -a "$OUT/results.tsv"
+	# One line per test: what passed, what failed, how long. A release
+	# whose environment failed before any test ran has no output: say so
+	# and show why, instead of ending here without a word (set -e).
+	if compgen -G "$OUT/$p/*.json" >/dev/null; then
+		cat "$OUT/$p"/*.json | "$BIN/releasesummary" -profile "$p" | tee -a "$OUT/results.tsv" || status=FAIL
+	else
+		status=FAIL
+		echo "    release $p: no test ran; the end of its environment log ($OUT/$p.log):"
+		tail -n 40 "$OUT/$p.log" 2>/dev/null | sed 's/^/      /' || true
+	fi
+	[[ $status == ok || " ${failed[*]} " == *" $p "* ]] || failed+=("$p")
 	echo "    release $p: $status in $((SECONDS - start[$p])) s (environment log: $OUT/$p.log)"
 done
 
