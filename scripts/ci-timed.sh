@@ -17,7 +17,7 @@ end=$(date +%s.%N)
 # 1m2.345s 0m6.789s.
 tmp=$(mktemp)
 times >"$tmp" # in this shell: a subshell would report its own children
-read -r _ _ cu cs < <(tr '\n' ' ' <"$tmp")
+read -r _ _ cu cs < <(tr '\n' ' ' <"$tmp"; echo) # read fails at EOF without a newline (set -e)
 rm -f "$tmp"
 secs() { awk -v t="$1" 'BEGIN { split(t, a, "m"); sub("s", "", a[2]); printf "%.1f", a[1] * 60 + a[2] }'; }
 printf '%s\t%d\t%.1f\t%s\t%s\n' "$name" "$rc" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$(secs "$cu")" "$(secs "$cs")" >>"$out"
