@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,7 +93,7 @@ var (
 	// policy admits traffic from: the sandbox router in the controller's
 	// namespace. routerPort is the router's default X-Sandbox-Port.
 	routerNamespace = "agent-sandbox-system"
-	routerLabels    = map[string]string{"app": "sandbox-router"}
+	routerLabels    = map[string]string{sandboxapi.RouterLabelKey: sandboxapi.RouterLabelValue}
 	routerPort      = "8888"
 
 	// namespaceNameLabel is set on every namespace by the API server, so it

@@ -48,3 +48,14 @@ const (
 	AnnotationV1alpha1SandboxClaimState    = "api.agents.x-k8s.io/v1alpha1-sandboxclaim-state"
 	AnnotationV1beta1VCTPolicy             = "api.agents.x-k8s.io/v1beta1-volume-claim-templates-policy"
 )
+
+// The sandbox router's pod label: upstream's managed NetworkPolicy admits
+// ingress only from pods labelled app=sandbox-router
+// (extensions/controllers/sandboxtemplate_controller.go:202 at v1.0.3), and
+// the claim controller refuses that label on a claim's pods
+// (sandboxclaim_controller.go:1541), so that no sandbox can pass for the
+// router.
+const (
+	RouterLabelKey   = "app"
+	RouterLabelValue = "sandbox-router"
+)

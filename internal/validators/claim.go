@@ -58,7 +58,7 @@ func (v claimPodLabels) ValidateMap(_ context.Context, req validator.MapRequest,
 			continue // reported by Labels
 		}
 		if s, ok := val.(types.String); ok && !s.IsNull() && !s.IsUnknown() &&
-			strings.EqualFold(key, "app") && strings.EqualFold(s.ValueString(), "sandbox-router") {
+			strings.EqualFold(key, sandboxapi.RouterLabelKey) && strings.EqualFold(s.ValueString(), sandboxapi.RouterLabelValue) {
 			resp.Diagnostics.AddAttributeError(p, "Reserved pod label",
 				fmt.Sprintf("%s = %q is the sandbox router's identity, which NetworkPolicies admit to every sandbox; a "+
 					"claim may not give it to its pod.", key, s.ValueString()))

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -74,7 +76,7 @@ var (
 	dnsLabels    = map[string]string{"k8s-app": "kube-dns"}
 	// the default sandbox router (upstream's managed default policy's peer).
 	routerNamespace = "agent-sandbox-system"
-	routerLabels    = map[string]string{"app": "sandbox-router"}
+	routerLabels    = map[string]string{sandboxapi.RouterLabelKey: sandboxapi.RouterLabelValue}
 )
 
 const (

@@ -17,10 +17,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 )
 
-// routerLabel is the label the sandbox router's pods carry and that
-// network_policy's default ingress admits.
-const routerLabel = "sandbox-router"
-
 // checkSandboxd warns when the template's own network_policy admits
 // anything but the sandbox router to the ports of a container that runs
 // sandboxd (sandboxapi.SandboxdOf). sandboxd has no authentication (v1.0.3
@@ -110,7 +106,7 @@ func beyondRouter(from []networkingv1.NetworkPolicyPeer) string {
 			out = append(out, "the addresses "+p.IPBlock.CIDR)
 		case p.PodSelector == nil:
 			out = append(out, "every pod of the selected namespaces")
-		case p.PodSelector.MatchLabels["app"] != routerLabel:
+		case p.PodSelector.MatchLabels[sandboxapi.RouterLabelKey] != sandboxapi.RouterLabelValue:
 			out = append(out, "pods that are not the router ("+podLabels(p)+")")
 		}
 	}
