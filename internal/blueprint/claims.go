@@ -307,7 +307,7 @@ func FlattenVolumeClaimTemplates(ctx context.Context, live []agentsv1beta1.Persi
 			Name:             types.StringValue(t.Name),
 			Labels:           tfvalues.Map(ctx, t.Labels, p.Labels, &diags),
 			Annotations:      tfvalues.Map(ctx, t.Annotations, p.Annotations, &diags),
-			AccessModes:      flattenList(ctx, modes, &diags),
+			AccessModes:      tfvalues.Strings(ctx, modes, &diags),
 			StorageClassName: types.StringPointerValue(t.Spec.StorageClassName),
 			VolumeMode:       types.StringNull(),
 		}
@@ -330,15 +330,6 @@ func FlattenVolumeClaimTemplates(ctx context.Context, live []agentsv1beta1.Persi
 	l, d := types.ListValue(VolumeClaimTemplateType, elems)
 	diags.Append(d...)
 	return l, diags
-}
-
-func flattenList(ctx context.Context, live []string, diags *diag.Diagnostics) types.List {
-	if live == nil {
-		return types.ListNull(types.StringType)
-	}
-	l, d := types.ListValueFrom(ctx, types.StringType, live)
-	diags.Append(d...)
-	return l
 }
 
 // sameQuantity plans the prior spelling of a storage size when the

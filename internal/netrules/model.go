@@ -267,7 +267,7 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 	for _, in := range i.Ingress {
 		block := types.ObjectNull(ipBlockType.AttrTypes)
 		if in.IPBlock != nil {
-			block = tfvalues.Object(ctx, ipBlockType, ipBlockModel{CIDR: types.StringValue(in.IPBlock.CIDR), Except: flattenStrings(ctx, in.IPBlock.Except, &diags)}, &diags)
+			block = tfvalues.Object(ctx, ipBlockType, ipBlockModel{CIDR: types.StringValue(in.IPBlock.CIDR), Except: tfvalues.Strings(ctx, in.IPBlock.Except, &diags)}, &diags)
 		}
 		ingress = append(ingress, tfvalues.Object(ctx, ingressType, ingressModel{
 			NamespaceSelector: flattenSelector(ctx, in.NamespaceSelector, &diags),
@@ -285,7 +285,7 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 			cidr = types.StringValue(e.CIDR)
 		}
 		egress = append(egress, tfvalues.Object(ctx, egressType, egressModel{
-			CIDR: cidr, Except: flattenStrings(ctx, e.Except, &diags),
+			CIDR: cidr, Except: tfvalues.Strings(ctx, e.Except, &diags),
 			NamespaceSelector: flattenSelector(ctx, e.NamespaceSelector, &diags),
 			PodSelector:       flattenSelector(ctx, e.PodSelector, &diags),
 			Ports:             flattenPorts(ctx, e.Ports, &diags),
@@ -315,7 +315,7 @@ func flattenSelector(ctx context.Context, s *Selector, diags *diag.Diagnostics) 
 	reqs := make([]attr.Value, 0, len(s.MatchExpressions))
 	for _, r := range s.MatchExpressions {
 		reqs = append(reqs, tfvalues.Object(ctx, requirementType, requirementModel{
-			Key: types.StringValue(r.Key), Operator: types.StringValue(r.Operator), Values: flattenStrings(ctx, r.Values, diags),
+			Key: types.StringValue(r.Key), Operator: types.StringValue(r.Operator), Values: tfvalues.Strings(ctx, r.Values, diags),
 		}, diags))
 	}
 	return tfvalues.Object(ctx, SelectorType, selectorModel{
@@ -337,15 +337,6 @@ func flattenPorts(ctx context.Context, ports []Port, diags *diag.Diagnostics) ty
 		elems = append(elems, tfvalues.Object(ctx, portType, pm, diags))
 	}
 	return listValue(portType, elems, ports == nil, diags)
-}
-
-func flattenStrings(ctx context.Context, s []string, diags *diag.Diagnostics) types.List {
-	if s == nil {
-		return types.ListNull(types.StringType)
-	}
-	l, d := types.ListValueFrom(ctx, types.StringType, s)
-	diags.Append(d...)
-	return l
 }
 
 func listValue(elem attr.Type, elems []attr.Value, null bool, diags *diag.Diagnostics) types.List {

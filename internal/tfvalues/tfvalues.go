@@ -82,6 +82,17 @@ func StringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []st
 	return out
 }
 
+// Strings flattens a list of strings from the API: nil is null, any other
+// slice (an empty one too) a list of its elements.
+func Strings(ctx context.Context, live []string, diags *diag.Diagnostics) types.List {
+	if live == nil {
+		return types.ListNull(types.StringType)
+	}
+	l, d := types.ListValueFrom(ctx, types.StringType, live)
+	diags.Append(d...)
+	return l
+}
+
 // Map flattens a map of strings from the API: an empty (or absent) live map
 // is an empty map when prior was a known empty map (the user wrote {}) and
 // null otherwise.

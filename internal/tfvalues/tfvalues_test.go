@@ -117,6 +117,27 @@ func TestMapKeepsTheUsersSpellingOfEmpty(t *testing.T) {
 	}
 }
 
+func TestStringsTellsNilFromEmpty(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		live []string
+		want types.List
+	}{
+		{"nil is null", nil, types.ListNull(types.StringType)},
+		{"empty is an empty list", []string{}, types.ListValueMust(types.StringType, []attr.Value{})},
+		{"values in order", []string{"b", "a"}, types.ListValueMust(types.StringType, []attr.Value{types.StringValue("b"), types.StringValue("a")})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var diags diag.Diagnostics
+			got := tfvalues.Strings(ctx, tc.live, &diags)
+			if diags.HasError() || !got.Equal(tc.want) {
+				t.Errorf("Strings(%#v) = %v (%v), want %v", tc.live, got, diags, tc.want)
+			}
+		})
+	}
+}
+
 func TestTimeKeepsTheUsersSpellingOfTheSameInstant(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
