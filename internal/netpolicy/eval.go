@@ -148,33 +148,33 @@ func Isolating(policies []networkingv1.NetworkPolicy, p Pod, d Direction) []*net
 // EgressFrom decides whether the policies let src send to dst on port.
 // Only src's egress is evaluated; see Connect for both sides.
 func EgressFrom(policies []networkingv1.NetworkPolicy, src Pod, dst Endpoint, port Port) Verdict {
-	v := Verdict{}
-	for _, pol := range Isolating(policies, src, Egress) {
-		v.Isolated = true
-		v.Policies = append(v.Policies, pol.Name)
-		for _, r := range pol.Spec.Egress {
-			if portsMatch(r.Ports, port, dst.Pod) && peersMatch(r.To, pol.Namespace, dst) {
-				v.AllowedBy = append(v.AllowedBy, pol.Name)
-				break
-			}
-		}
-	}
-	v.Allowed = !v.Isolated || len(v.AllowedBy) > 0
-	return v
+	return decide(policies, src, Egress, func(pol *networkingv1.NetworkPolicy) bool {
+		return slices.ContainsFunc(pol.Spec.Egress, func(r networkingv1.NetworkPolicyEgressRule) bool {
+			return portsMatch(r.Ports, port, dst.Pod) && peersMatch(r.To, pol.Namespace, dst)
+		})
+	})
 }
 
 // IngressTo decides whether the policies let dst receive from src on port.
 // Only dst's ingress is evaluated; see Connect for both sides.
 func IngressTo(policies []networkingv1.NetworkPolicy, dst Pod, src Endpoint, port Port) Verdict {
+	return decide(policies, dst, Ingress, func(pol *networkingv1.NetworkPolicy) bool {
+		return slices.ContainsFunc(pol.Spec.Ingress, func(r networkingv1.NetworkPolicyIngressRule) bool {
+			return portsMatch(r.Ports, port, &dst) && peersMatch(r.From, pol.Namespace, src)
+		})
+	})
+}
+
+// decide is the verdict for pod in direction d: isolated when a policy
+// selects it for d, and then allowed when one of those policies has a rule
+// that allows the connection.
+func decide(policies []networkingv1.NetworkPolicy, pod Pod, d Direction, allows func(*networkingv1.NetworkPolicy) bool) Verdict {
 	v := Verdict{}
-	for _, pol := range Isolating(policies, dst, Ingress) {
+	for _, pol := range Isolating(policies, pod, d) {
 		v.Isolated = true
 		v.Policies = append(v.Policies, pol.Name)
-		for _, r := range pol.Spec.Ingress {
-			if portsMatch(r.Ports, port, &dst) && peersMatch(r.From, pol.Namespace, src) {
-				v.AllowedBy = append(v.AllowedBy, pol.Name)
-				break
-			}
+		if allows(pol) {
+			v.AllowedBy = append(v.AllowedBy, pol.Name)
 		}
 	}
 	v.Allowed = !v.Isolated || len(v.AllowedBy) > 0
@@ -198,15 +198,9 @@ func Connect(policies []networkingv1.NetworkPolicy, src, dst Endpoint, port Port
 // dst is the pod the traffic is addressed to (named ports), nil for an
 // address.
 func portsMatch(ports []networkingv1.NetworkPolicyPort, port Port, dst *Pod) bool {
-	if len(ports) == 0 {
-		return true
-	}
-	for _, p := range ports {
-		if portMatches(p, port, dst) {
-			return true
-		}
-	}
-	return false
+	return len(ports) == 0 || slices.ContainsFunc(ports, func(p networkingv1.NetworkPolicyPort) bool {
+		return portMatches(p, port, dst)
+	})
 }
 
 func portMatches(p networkingv1.NetworkPolicyPort, port Port, dst *Pod) bool {
@@ -253,15 +247,9 @@ func portMatches(p networkingv1.NetworkPolicyPort, port Port, dst *Pod) bool {
 // peersMatch: no peers means every peer; otherwise one matches. ns is the
 // policy's namespace.
 func peersMatch(peers []networkingv1.NetworkPolicyPeer, ns string, e Endpoint) bool {
-	if len(peers) == 0 {
-		return true
-	}
-	for _, p := range peers {
-		if peerMatches(p, ns, e) {
-			return true
-		}
-	}
-	return false
+	return len(peers) == 0 || slices.ContainsFunc(peers, func(p networkingv1.NetworkPolicyPeer) bool {
+		return peerMatches(p, ns, e)
+	})
 }
 
 func peerMatches(p networkingv1.NetworkPolicyPeer, ns string, e Endpoint) bool {
