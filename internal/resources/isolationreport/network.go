@@ -2,7 +2,9 @@ package isolationreport
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,12 +47,7 @@ func nsLabels(inv inventory, ns string) map[string]string {
 // unlabelled namespace standing for them when none could be listed.
 func otherNamespaces(inv inventory, own string) []netpolicy.Endpoint {
 	var out []netpolicy.Endpoint
-	names := make([]string, 0, len(inv.namespaces))
-	for n := range inv.namespaces {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(inv.namespaces)) {
 		if n != own {
 			out = append(out, anyPodIn(inv, n))
 		}
@@ -69,12 +66,7 @@ func siblings(inv inventory, podName string, self netpolicy.Pod) []netpolicy.End
 		return nil
 	}
 	var out []netpolicy.Endpoint
-	names := make([]string, 0, len(inv.pods))
-	for n := range inv.pods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(inv.pods)) {
 		p := inv.pods[n]
 		if p.Labels[agentsv1beta1.SandboxTemplateRefHashLabel] != hash || p.Name == podName {
 			continue
@@ -248,13 +240,8 @@ func probeTarget(inv inventory, p probe) target {
 }
 
 func labelsString(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(l))
+	for _, k := range slices.Sorted(maps.Keys(l)) {
 		parts = append(parts, k+"="+l[k])
 	}
 	if len(parts) == 0 {
