@@ -167,16 +167,9 @@ func (r *addonResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 // ModifyPlan defaults the project from the provider (replacing when it
 // changes) and plans the ID.
 func (r *addonResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, config, state, ok := object.PlanInputs[addonModel](ctx, req, &resp.Diagnostics)
+	plan, _, _, ok := planInputs(ctx, r.Meta, req, resp, func(m *addonModel) *types.String { return &m.Project })
 	if !ok {
-		return // destroy, or unreadable
-	}
-	var stateProject *types.String
-	if state != nil {
-		stateProject = &state.Project
-	}
-	if !planProject(r.Meta, config.Project, &plan.Project, stateProject, resp) {
-		return
+		return // destroy, unreadable, or no project
 	}
 	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() {
 		plan.ID = types.StringValue(plan.clusterName().String())

@@ -70,28 +70,36 @@ func begin(ctx context.Context, meta *conn.Meta, t timeouts.Value, op object.Ope
 	return ctx, cancel, client, true
 }
 
-// planProject plans a GKE resource's project when the configuration
-// leaves it out: the provider's gke.project, else the one in state. A
-// project that changes replaces the resource. It returns false, with the
-// error at the attribute, when there is no project to plan.
-func planProject(meta *conn.Meta, configured types.String, planned *types.String, state *types.String, resp *resource.ModifyPlanResponse) bool {
-	if configured.IsNull() {
+// planInputs reads a GKE resource's plan, configuration and state
+// (object.PlanInputs) and plans its project, which project gives of a
+// model, when the configuration leaves it out: the provider's
+// gke.project, else the one in state. A project that changes replaces the
+// resource. ok is false on destroy, with unreadable inputs, and when there
+// is no project to plan (with the error at the attribute).
+func planInputs[M any](ctx context.Context, meta *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse,
+	project func(*M) *types.String) (plan, config M, state *M, ok bool) {
+	plan, config, state, ok = object.PlanInputs[M](ctx, req, &resp.Diagnostics)
+	if !ok {
+		return plan, config, state, false
+	}
+	planned := project(&plan)
+	if project(&config).IsNull() {
 		switch {
 		case meta != nil && meta.GKEProject() != "":
 			*planned = types.StringValue(meta.GKEProject())
 		case state != nil:
-			*planned = *state
+			*planned = *project(state)
 		default:
 			resp.Diagnostics.AddAttributeError(path.Root("project"), "No GKE project",
 				"Set this resource's project, or the provider's gke.project (or GOOGLE_PROJECT), so the provider "+
 					"knows which project the cluster is in.")
-			return false
+			return plan, config, state, false
 		}
 	}
-	if state != nil && !planned.IsUnknown() && !planned.Equal(*state) {
+	if state != nil && !planned.IsUnknown() && !planned.Equal(*project(state)) {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("project"))
 	}
-	return true
+	return plan, config, state, true
 }
 
 // gkeClient returns the provider's shared container API client.

@@ -118,13 +118,13 @@ func expandNodePool(ctx context.Context, m *nodePoolModel) (*container.NodePool,
 			WorkloadMetadataConfig: &container.WorkloadMetadataConfig{
 				Mode: m.WorkloadMetadataMode.ValueString(),
 			},
-			ShieldedInstanceConfig: expandShielded(ctx, m.ShieldedInstanceConfig, &diags),
+			ShieldedInstanceConfig: expandObject(ctx, m.ShieldedInstanceConfig, &diags, expandShielded),
 		},
 		Locations:       expandStrings(ctx, m.NodeLocations, &diags),
-		Management:      expandManagement(ctx, m.Management, &diags),
-		UpgradeSettings: expandUpgradeSettings(ctx, m.UpgradeSettings, &diags),
+		Management:      expandObject(ctx, m.Management, &diags, expandManagement),
+		UpgradeSettings: expandObject(ctx, m.UpgradeSettings, &diags, expandUpgradeSettings),
 	}
-	if a := expandAutoscaling(ctx, m.Autoscaling, &diags); a != nil {
+	if a := expandObject(ctx, m.Autoscaling, &diags, expandAutoscaling); a != nil {
 		np.Autoscaling = a
 		// The autoscaler starts the pool at its minimum; a total minimum is
 		// spread by GKE itself.
@@ -177,11 +177,17 @@ func expandTaints(ctx context.Context, l types.List, diags *diag.Diagnostics) []
 	return out
 }
 
-func expandAutoscaling(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.NodePoolAutoscaling {
-	var a autoscalingModel
-	if !tfvalues.ObjectAs(ctx, o, &a, diags) {
+// expandObject expands a nested object attribute with expand; null or
+// unknown is nil.
+func expandObject[M, T any](ctx context.Context, o types.Object, diags *diag.Diagnostics, expand func(M) *T) *T {
+	var m M
+	if !tfvalues.ObjectAs(ctx, o, &m, diags) {
 		return nil
 	}
+	return expand(m)
+}
+
+func expandAutoscaling(a autoscalingModel) *container.NodePoolAutoscaling {
 	return &container.NodePoolAutoscaling{
 		Enabled:           true,
 		MinNodeCount:      a.MinNodeCount.ValueInt64(),
@@ -194,11 +200,7 @@ func expandAutoscaling(ctx context.Context, o types.Object, diags *diag.Diagnost
 
 // expandManagement always sends both flags: false must reach GKE, and the
 // generated client drops false booleans unless forced.
-func expandManagement(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.NodeManagement {
-	var m managementModel
-	if !tfvalues.ObjectAs(ctx, o, &m, diags) {
-		return nil
-	}
+func expandManagement(m managementModel) *container.NodeManagement {
 	return &container.NodeManagement{
 		AutoRepair:      m.AutoRepair.ValueBool(),
 		AutoUpgrade:     m.AutoUpgrade.ValueBool(),
@@ -206,11 +208,7 @@ func expandManagement(ctx context.Context, o types.Object, diags *diag.Diagnosti
 	}
 }
 
-func expandShielded(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.ShieldedInstanceConfig {
-	var s shieldedModel
-	if !tfvalues.ObjectAs(ctx, o, &s, diags) {
-		return nil
-	}
+func expandShielded(s shieldedModel) *container.ShieldedInstanceConfig {
 	return &container.ShieldedInstanceConfig{
 		EnableSecureBoot:          s.EnableSecureBoot.ValueBool(),
 		EnableIntegrityMonitoring: s.EnableIntegrityMonitoring.ValueBool(),
@@ -218,11 +216,7 @@ func expandShielded(ctx context.Context, o types.Object, diags *diag.Diagnostics
 	}
 }
 
-func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diagnostics) *container.UpgradeSettings {
-	var u upgradeSettingsModel
-	if !tfvalues.ObjectAs(ctx, o, &u, diags) {
-		return nil
-	}
+func expandUpgradeSettings(u upgradeSettingsModel) *container.UpgradeSettings {
 	return &container.UpgradeSettings{
 		MaxSurge:        u.MaxSurge.ValueInt64(),
 		MaxUnavailable:  u.MaxUnavailable.ValueInt64(),

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/api/container/v1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -23,17 +22,9 @@ import (
 // node_count default (1 without autoscaling, null with it), and computed
 // values that stay stable when their inputs do.
 func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, config, state, ok := object.PlanInputs[nodePoolModel](ctx, req, &resp.Diagnostics)
+	plan, config, state, ok := planInputs(ctx, r.Meta, req, resp, func(m *nodePoolModel) *types.String { return &m.Project })
 	if !ok {
-		return // destroy, or unreadable
-	}
-
-	var stateProject *types.String
-	if state != nil {
-		stateProject = &state.Project
-	}
-	if !planProject(r.Meta, config.Project, &plan.Project, stateProject, resp) {
-		return
+		return // destroy, unreadable, or no project
 	}
 	if !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() && !plan.Name.IsUnknown() {
 		plan.ID = types.StringValue(plan.poolName().String())
@@ -189,12 +180,12 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 		})
 	}
 	if known(plan.UpgradeSettings) && !plan.UpgradeSettings.Equal(state.UpgradeSettings) {
-		upd("upgrade_settings", &container.UpdateNodePoolRequest{UpgradeSettings: expandUpgradeSettings(ctx, plan.UpgradeSettings, &diags)})
+		upd("upgrade_settings", &container.UpdateNodePoolRequest{UpgradeSettings: expandObject(ctx, plan.UpgradeSettings, &diags, expandUpgradeSettings)})
 	}
 
 	autoscalingChanged := !plan.Autoscaling.Equal(state.Autoscaling)
 	if autoscalingChanged {
-		a := expandAutoscaling(ctx, plan.Autoscaling, &diags)
+		a := expandObject(ctx, plan.Autoscaling, &diags, expandAutoscaling)
 		if a == nil {
 			// Turning the autoscaler off; "enabled": false must be sent.
 			a = &container.NodePoolAutoscaling{Enabled: false, ForceSendFields: []string{"Enabled"}}
@@ -208,7 +199,7 @@ func planNodePoolUpdates(ctx context.Context, plan, state *nodePoolModel) ([]upd
 	}
 	if known(plan.Management) && !plan.Management.Equal(state.Management) {
 		steps = append(steps, updateStep{what: "management", method: gkeapi.MethodNodePoolsSetManage,
-			management: &container.SetNodePoolManagementRequest{Management: expandManagement(ctx, plan.Management, &diags)}})
+			management: &container.SetNodePoolManagementRequest{Management: expandObject(ctx, plan.Management, &diags, expandManagement)}})
 	}
 	return steps, diags
 }
