@@ -570,10 +570,8 @@ func (in *installer) removeWebhookLeftovers(ctx context.Context, namespace strin
 			gone = append(gone, ref)
 		}
 	}
-	if in.wait && len(gone) > 0 {
-		if err := in.c.WaitForDeletion(ctx, gone...); err != nil {
-			diags.Append(kube.Diagnostics(err, "wait", gone[0])...)
-		}
+	if in.wait {
+		diags.Append(in.waitGone(ctx, gone)...)
 	}
 	return diags
 }
@@ -611,23 +609,12 @@ func (in *installer) rollbackCreated(ctx context.Context, done []inventoryEntry,
 // contains, in deletion order. CRDs are kept when keep_crds_on_destroy is
 // on: deleting a CRD deletes every object of its kind.
 func (in *installer) prune(ctx context.Context, removed []inventoryEntry) diag.Diagnostics {
-	var diags diag.Diagnostics
-	var kept []string
-	var gone []kube.ObjectRef
-	for _, e := range removed {
-		if e.isCRD() && in.keepCRDs {
-			kept = append(kept, e.Name)
-			continue
-		}
-		ref, existed, d := in.deleteEntry(ctx, e)
-		diags.Append(d...)
-		if diags.HasError() {
-			return diags
-		}
-		if existed {
-			tflog.Info(ctx, "pruned an object the new bundle no longer contains", map[string]any{"object": ref.String()})
-			gone = append(gone, ref)
-		}
+	gone, kept, diags := in.deleteAll(ctx, removed)
+	for _, ref := range gone {
+		tflog.Info(ctx, "pruned an object the new bundle no longer contains", map[string]any{"object": ref.String()})
+	}
+	if diags.HasError() {
+		return diags
 	}
 	if len(kept) > 0 {
 		diags.AddWarning("CRDs left in place",
@@ -635,10 +622,8 @@ func (in *installer) prune(ctx context.Context, removed []inventoryEntry) diag.D
 				"tracked by this resource, because keep_crds_on_destroy is true and deleting a CRD deletes every object "+
 				"of its kind. Delete them yourself (kubectl delete crd ...) if nothing uses them.", strings.Join(kept, ", ")))
 	}
-	if in.wait && len(gone) > 0 {
-		if err := in.c.WaitForDeletion(ctx, gone...); err != nil {
-			diags.Append(kube.Diagnostics(err, "wait", gone[0])...)
-		}
+	if in.wait {
+		diags.Append(in.waitGone(ctx, gone)...)
 	}
 	return diags
 }
@@ -647,30 +632,52 @@ func (in *installer) prune(ctx context.Context, removed []inventoryEntry) diag.D
 // when keepCRDs is off) and waits until they are gone, so that a following
 // install never meets a namespace that is still terminating.
 func (in *installer) uninstall(ctx context.Context, entries []inventoryEntry) diag.Diagnostics {
-	var diags diag.Diagnostics
 	list := slices.Clone(entries)
 	sortForDelete(list)
+	gone, kept, diags := in.deleteAll(ctx, list)
+	for _, name := range kept {
+		tflog.Info(ctx, "keeping CRD (keep_crds_on_destroy)", map[string]any{"crd": name})
+	}
+	if diags.HasError() {
+		return diags
+	}
+	diags.Append(in.waitGone(ctx, gone)...)
+	return diags
+}
+
+// deleteAll deletes entries in their order, except CRDs when keepCRDs is
+// on (kept names those), and returns the objects that existed. It stops at
+// the first error.
+func (in *installer) deleteAll(ctx context.Context, entries []inventoryEntry) ([]kube.ObjectRef, []string, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	var gone []kube.ObjectRef
-	for _, e := range list {
+	var kept []string
+	for _, e := range entries {
 		if e.isCRD() && in.keepCRDs {
-			tflog.Info(ctx, "keeping CRD (keep_crds_on_destroy)", map[string]any{"crd": e.Name})
+			kept = append(kept, e.Name)
 			continue
 		}
 		ref, existed, d := in.deleteEntry(ctx, e)
 		diags.Append(d...)
 		if diags.HasError() {
-			return diags
+			return gone, kept, diags
 		}
 		if existed {
 			gone = append(gone, ref)
 		}
 	}
-	if len(gone) > 0 {
-		if err := in.c.WaitForDeletion(ctx, gone...); err != nil {
-			diags.Append(kube.Diagnostics(err, "wait", gone[0])...)
-		}
+	return gone, kept, diags
+}
+
+// waitGone waits until the deleted objects are gone.
+func (in *installer) waitGone(ctx context.Context, gone []kube.ObjectRef) diag.Diagnostics {
+	if len(gone) == 0 {
+		return nil
 	}
-	return diags
+	if err := in.c.WaitForDeletion(ctx, gone...); err != nil {
+		return kube.Diagnostics(err, "wait", gone[0])
+	}
+	return nil
 }
 
 // deleteEntry deletes one inventory object; an object (or kind) already

@@ -68,11 +68,7 @@ func metricsAttribute() schema.SingleNestedAttribute {
 				Optional:            true,
 				MarkdownDescription: "A ServiceMonitor `" + metricsServiceName + "` that scrapes `/metrics` over HTTP on the Service's `metrics` port.",
 				Attributes: map[string]schema.Attribute{
-					"labels": schema.MapAttribute{
-						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Labels added to the ServiceMonitor (the chart's `additionalLabels`), e.g. `{ release = \"kube-prometheus-stack\" }` for a Prometheus whose `serviceMonitorSelector` selects by it.",
-						Validators:          []validator.Map{validators.Labels()},
-					},
+					"labels": labelsAttribute("Labels added to the ServiceMonitor (the chart's `additionalLabels`), e.g. `{ release = \"kube-prometheus-stack\" }` for a Prometheus whose `serviceMonitorSelector` selects by it."),
 					"interval": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "Scrape interval, a Prometheus duration. Unset: `30s`, the chart's default.",
@@ -90,11 +86,7 @@ func metricsAttribute() schema.SingleNestedAttribute {
 				MarkdownDescription: "A PrometheusRule `" + metricsServiceName + "` with the chart's starter alert " +
 					"`AgentSandboxControllerMetricsTargetsDown` (no metrics target of the Service scraped for 5 minutes).",
 				Attributes: map[string]schema.Attribute{
-					"labels": schema.MapAttribute{
-						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Labels added to the PrometheusRule (the chart's `additionalLabels`), e.g. for a Prometheus whose `ruleSelector` selects by them.",
-						Validators:          []validator.Map{validators.Labels()},
-					},
+					"labels": labelsAttribute("Labels added to the PrometheusRule (the chart's `additionalLabels`), e.g. for a Prometheus whose `ruleSelector` selects by them."),
 					"additional_groups": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "Rule groups appended after the chart's (the chart's `additionalGroups`), as JSON: " +

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -16,24 +15,24 @@ import (
 
 // controllerModel is the resource's Terraform data.
 type controllerModel struct {
-	ID                    types.String   `tfsdk:"id"`
-	Version               types.String   `tfsdk:"version"`
-	ReleaseBaseURL        types.String   `tfsdk:"release_base_url"`
-	ManifestURL           types.String   `tfsdk:"manifest_url"`
-	Manifest              types.String   `tfsdk:"manifest"`
-	ManifestFile          types.String   `tfsdk:"manifest_file"`
-	ManifestSHA256        types.String   `tfsdk:"manifest_sha256"`
-	Extensions            types.Bool     `tfsdk:"extensions"`
-	ImageRegistry         types.String   `tfsdk:"image_registry"`
-	Controller            types.Object   `tfsdk:"controller"`
-	Metrics               types.Object   `tfsdk:"metrics"`
-	AllowedLabelDomains   types.Set      `tfsdk:"allowed_label_domains"`
-	KeepCRDsOnDestroy     types.Bool     `tfsdk:"keep_crds_on_destroy"`
-	Wait                  types.Bool     `tfsdk:"wait"`
-	Namespace             types.String   `tfsdk:"namespace"`
-	AppliedManifestSHA256 types.String   `tfsdk:"applied_manifest_sha256"`
-	Inventory             types.Map      `tfsdk:"inventory"`
-	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	installedModel // inventory, timeouts
+
+	ID                    types.String `tfsdk:"id"`
+	Version               types.String `tfsdk:"version"`
+	ReleaseBaseURL        types.String `tfsdk:"release_base_url"`
+	ManifestURL           types.String `tfsdk:"manifest_url"`
+	Manifest              types.String `tfsdk:"manifest"`
+	ManifestFile          types.String `tfsdk:"manifest_file"`
+	ManifestSHA256        types.String `tfsdk:"manifest_sha256"`
+	Extensions            types.Bool   `tfsdk:"extensions"`
+	ImageRegistry         types.String `tfsdk:"image_registry"`
+	Controller            types.Object `tfsdk:"controller"`
+	Metrics               types.Object `tfsdk:"metrics"`
+	AllowedLabelDomains   types.Set    `tfsdk:"allowed_label_domains"`
+	KeepCRDsOnDestroy     types.Bool   `tfsdk:"keep_crds_on_destroy"`
+	Wait                  types.Bool   `tfsdk:"wait"`
+	Namespace             types.String `tfsdk:"namespace"`
+	AppliedManifestSHA256 types.String `tfsdk:"applied_manifest_sha256"`
 }
 
 // controllerSettingsModel is the `controller` attribute.
@@ -44,13 +43,7 @@ type controllerSettingsModel struct {
 	NodeSelector types.Map    `tfsdk:"node_selector"`
 	Tolerations  types.List   `tfsdk:"tolerations"`
 	// The chart's pod options (podsettings.go).
-	ImagePullPolicy          types.String `tfsdk:"image_pull_policy"`
-	ImagePullSecrets         types.List   `tfsdk:"image_pull_secrets"`
-	PodLabels                types.Map    `tfsdk:"pod_labels"`
-	PodAnnotations           types.Map    `tfsdk:"pod_annotations"`
-	PodSecurityContext       types.Object `tfsdk:"pod_security_context"`
-	ContainerSecurityContext types.Object `tfsdk:"container_security_context"`
-	Affinity                 types.String `tfsdk:"affinity"`
+	podSettingsModel
 	// The chart's typed controller values (flags.go).
 	chartFlagsModel
 }
@@ -224,11 +217,7 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 			s.Tolerations = append(s.Tolerations, expandToleration(t))
 		}
 	}
-	diags.Append(podSettingsModel{
-		ImagePullPolicy: cm.ImagePullPolicy, ImagePullSecrets: cm.ImagePullSecrets, PodLabels: cm.PodLabels,
-		PodAnnotations: cm.PodAnnotations, PodSecurityContext: cm.PodSecurityContext,
-		ContainerSecurityContext: cm.ContainerSecurityContext, Affinity: cm.Affinity,
-	}.expand(ctx, &s.Pod)...)
+	diags.Append(cm.expand(ctx, &s.Pod)...) // the pod options
 	return s, true, diags
 }
 
@@ -264,11 +253,6 @@ func expandToleration(t tolerationModel) map[string]any {
 		out["tolerationSeconds"] = t.TolerationSeconds.ValueInt64()
 	}
 	return out
-}
-
-// inventory reads the state's inventory, in apply order.
-func (m *controllerModel) inventory(ctx context.Context) ([]inventoryEntry, diag.Diagnostics) {
-	return inventoryOf(ctx, m.Inventory)
 }
 
 // inventoryOf reads an inventory attribute, in apply order.

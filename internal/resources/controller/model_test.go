@@ -36,7 +36,7 @@ func controllerModelFor(attrs map[string]string) *controllerModel {
 		Controller: types.ObjectNull(controllerObjectType.AttrTypes), AllowedLabelDomains: types.SetNull(types.StringType),
 		KeepCRDsOnDestroy: types.BoolNull(),
 		Wait:              types.BoolNull(), Namespace: types.StringNull(), AppliedManifestSHA256: types.StringNull(),
-		Inventory: types.MapNull(inventoryElemType),
+		installedModel: installedModel{Inventory: types.MapNull(inventoryElemType)},
 	}
 }
 
@@ -58,7 +58,7 @@ func TestInventoryRoundTrip(t *testing.T) {
 	if !digest.IsUnknown() {
 		t.Errorf("planned digest = %v, want unknown", digest)
 	}
-	m := &controllerModel{Inventory: list}
+	m := &controllerModel{installedModel: installedModel{Inventory: list}}
 	out, diags := m.inventory(ctx)
 	if diags.HasError() {
 		t.Fatal(diags)

@@ -36,6 +36,15 @@ func resourcesAttribute(description string) schema.SingleNestedAttribute {
 	}
 }
 
+// labelsAttribute is an optional map of Kubernetes labels.
+func labelsAttribute(description string) schema.MapAttribute {
+	return schema.MapAttribute{
+		Optional: true, ElementType: types.StringType,
+		MarkdownDescription: description,
+		Validators:          []validator.Map{validators.Labels()},
+	}
+}
+
 // tolerationsAttribute is a pod's tolerations.
 func tolerationsAttribute(description string) schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{

@@ -63,13 +63,8 @@ func podSettingsAttributes() map[string]schema.Attribute {
 				"image, e.g. a private mirror with `image_registry` (the chart's `imagePullSecrets`). The Secrets are not created by this resource.",
 			Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(validators.DNSSubdomainName())},
 		},
-		"pod_labels": schema.MapAttribute{
-			Optional:    true,
-			ElementType: types.StringType,
-			MarkdownDescription: "Labels added to the controller pods (the chart's `podLabels`), e.g. for cost allocation or NetworkPolicy " +
-				"selectors. `app`, the label the release selects its pods by, cannot be set.",
-			Validators: []validator.Map{validators.Labels()},
-		},
+		"pod_labels": labelsAttribute("Labels added to the controller pods (the chart's `podLabels`), e.g. for cost allocation or NetworkPolicy " +
+			"selectors. `app`, the label the release selects its pods by, cannot be set."),
 		"pod_annotations": schema.MapAttribute{
 			Optional:            true,
 			ElementType:         types.StringType,

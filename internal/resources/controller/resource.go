@@ -27,7 +27,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -63,10 +62,33 @@ const (
 const userAgent = "terraform-provider-agentsandbox (agentsandbox_controller)"
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &controllerResource{} }
+func NewResource() resource.Resource {
+	r := &controllerResource{}
+	r.installation = installation[controllerModel, *controllerModel]{
+		what: "agent-sandbox controller",
+		apply: func(ctx context.Context, plan, state *controllerModel, prior []inventoryEntry) ([]inventoryEntry, diag.Diagnostics) {
+			// The installed version decides the upgrade steps; for an
+			// imported installation (no inventory) it is not known for sure.
+			priorVersion := ""
+			if state != nil && len(prior) > 0 {
+				priorVersion = state.Version.ValueString()
+			}
+			return r.apply(ctx, plan, prior, priorVersion)
+		},
+		readImported: r.readImported,
+		unapplied: func(_ context.Context, state *controllerModel, diags *diag.Diagnostics) []inventoryEntry {
+			diags.AddWarning("Nothing to delete",
+				fmt.Sprintf("%s was imported and never applied, so this resource does not know which objects belong to "+
+					"the installation; nothing was deleted. Remove them with the release's manifest (kubectl delete -f ...).", state.ID.ValueString()))
+			return nil
+		},
+		keepCRDs: func(state *controllerModel) bool { return orTrue(state.KeepCRDsOnDestroy) },
+	}
+	return r
+}
 
 type controllerResource struct {
-	shared.Configured
+	installation[controllerModel, *controllerModel]
 }
 
 var (
@@ -179,13 +201,9 @@ func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaReques
 						MarkdownDescription: "Number of controller replicas (leader election keeps one active).",
 						Validators:          []validator.Int64{int64validator.Between(0, 100)},
 					},
-					"resources": resourcesAttribute("Replaces the controller container's resource requests and limits."),
-					"node_selector": schema.MapAttribute{
-						Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Node labels the controller pods must run on; replaces the release's.",
-						Validators:          []validator.Map{validators.Labels()},
-					},
-					"tolerations": tolerationsAttribute("Tolerations of the controller pods; replaces the release's."),
+					"resources":     resourcesAttribute("Replaces the controller container's resource requests and limits."),
+					"node_selector": labelsAttribute("Node labels the controller pods must run on; replaces the release's."),
+					"tolerations":   tolerationsAttribute("Tolerations of the controller pods; replaces the release's."),
 				})),
 			},
 			"metrics": metricsAttribute(),
@@ -343,20 +361,10 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 		// The same objects as last time: keep what state knows, and plan
 		// to re-apply only what a refresh found deleted or changed.
 		plan.ID, plan.Namespace, plan.AppliedManifestSHA256 = state.ID, state.Namespace, state.AppliedManifestSHA256
-		planned := make([]inventoryEntry, len(prior))
-		copy(planned, prior)
 		if drift := driftSummary(prior); len(drift) > 0 {
-			for i := range planned {
-				if planned[i].Drift != driftNone {
-					planned[i].Digest, planned[i].Drift = "", driftNone
-				}
-			}
 			tflog.Info(ctx, "objects changed outside Terraform will be re-applied", map[string]any{"objects": strings.Join(drift, "; ")})
 		}
-		list, d := inventoryValue(planned)
-		resp.Diagnostics.Append(d...)
-		plan.Inventory = list
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		setInventory(ctx, &plan, replanned(prior), &resp.Plan, &resp.Diagnostics)
 		return
 	}
 
@@ -373,80 +381,10 @@ func (r *controllerResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	entries := make([]inventoryEntry, 0, len(bundle.Objects))
-	for _, o := range bundle.Objects {
-		entries = append(entries, entryFor(o))
-	}
-	list, d := inventoryValue(entries)
-	resp.Diagnostics.Append(d...)
-	plan.Inventory = list
 	plan.AppliedManifestSHA256 = types.StringValue(bundle.SHA256)
 	plan.Namespace = types.StringValue(bundle.Namespace)
 	plan.ID = types.StringValue(importID(bundle.Namespace, plan.Version.ValueString()))
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-func (r *controllerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan controllerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpCreate, defaultCreateTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-
-	entries, diags := r.apply(ctx, &plan, nil, "")
-	resp.Diagnostics.Append(diags...)
-	if len(entries) == 0 {
-		return // nothing was written: no state
-	}
-	// Even after a failure, record what was applied so that destroy (or
-	// the replacement Terraform plans for a failed create) removes it.
-	saveInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
-}
-
-// saveInventory records entries as m's inventory and saves m as the state.
-func saveInventory(ctx context.Context, m *controllerModel, entries []inventoryEntry, st *tfsdk.State, diags *diag.Diagnostics) {
-	list, d := inventoryValue(entries)
-	diags.Append(d...)
-	m.Inventory = list
-	diags.Append(st.Set(ctx, m)...)
-}
-
-func (r *controllerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state controllerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	c, diags := r.Meta.Kube(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	entries, diags := state.inventory(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if len(entries) == 0 {
-		// Imported and not applied yet: all we know is the namespace.
-		r.readImported(ctx, c, &state, resp)
-		return
-	}
-	in := &installer{c: c, manager: r.Meta.FieldManager()}
-	refreshed, diags := in.refresh(ctx, entries)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if drift := driftSummary(refreshed); len(drift) > 0 {
-		tflog.Warn(ctx, "agent-sandbox controller objects changed outside Terraform", map[string]any{"objects": strings.Join(drift, "; ")})
-	}
-	saveInventory(ctx, &state, refreshed, &resp.State, &resp.Diagnostics)
+	setInventory(ctx, &plan, bundleEntries(bundle.Objects), &resp.Plan, &resp.Diagnostics)
 }
 
 // readImported checks that an imported installation exists: its namespace
@@ -488,80 +426,6 @@ func (r *controllerResource) readImported(ctx context.Context, c *kube.Client, s
 // configMapGVR is core/v1 ConfigMap.
 var configMapGVR = k8sschema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
-func (r *controllerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state controllerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !plan.Inventory.IsUnknown() && fullyKnown(plan.Inventory) {
-		// Only attributes of the resource itself (wait, timeouts,
-		// keep_crds_on_destroy) changed: nothing to apply.
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpUpdate, defaultUpdateTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-
-	prior, d := state.inventory(ctx)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	priorVersion := state.Version.ValueString()
-	if len(prior) == 0 {
-		// Imported: what is installed is not known for sure.
-		priorVersion = ""
-	}
-	entries, diags := r.apply(ctx, &plan, prior, priorVersion)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		if len(entries) > 0 {
-			// Keep the old inputs, so the next plan retries the upgrade,
-			// and every object either version may have left behind.
-			saveInventory(ctx, &state, mergeInventories(prior, entries), &resp.State, &resp.Diagnostics)
-		}
-		return
-	}
-	saveInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
-}
-
-func (r *controllerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state controllerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, state.Timeouts, shared.OpDelete, defaultDeleteTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-
-	entries, d := state.inventory(ctx)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if len(entries) == 0 {
-		resp.Diagnostics.AddWarning("Nothing to delete",
-			fmt.Sprintf("%s was imported and never applied, so this resource does not know which objects belong to "+
-				"the installation; nothing was deleted. Remove them with the release's manifest (kubectl delete -f ...).", state.ID.ValueString()))
-		return
-	}
-	c, diags := r.Meta.Kube(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	in := &installer{c: c, manager: r.Meta.FieldManager(), wait: true, keepCRDs: orTrue(state.KeepCRDsOnDestroy)}
-	resp.Diagnostics.Append(in.uninstall(ctx, entries)...)
-}
-
 func (r *controllerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ns, version, ok := strings.Cut(req.ID, "/")
 	if !ok || ns == "" || !versionRE.MatchString(version) {
@@ -569,15 +433,10 @@ func (r *controllerResource) ImportState(ctx context.Context, req resource.Impor
 			fmt.Sprintf("Expected <namespace>/<version>, e.g. agent-sandbox-system/v1.0.3; got %q.", req.ID))
 		return
 	}
-	for _, set := range []struct {
-		attr string
-		v    any
-	}{
-		{"id", req.ID}, {"namespace", ns}, {"version", version},
-		{"extensions", true}, {"keep_crds_on_destroy", true}, {"wait", true},
-	} {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(set.attr), set.v)...)
-	}
+	setImported(ctx, resp, map[string]any{
+		"id": req.ID, "namespace": ns, "version": version,
+		"extensions": true, "keep_crds_on_destroy": true, "wait": true,
+	})
 }
 
 // apply is Create's and Update's common path: refuse next to GKE's managed

@@ -10,11 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// inventory reads the state's inventory, in apply order.
-func (m *routerModel) inventory(ctx context.Context) ([]inventoryEntry, diag.Diagnostics) {
-	return inventoryOf(ctx, m.Inventory)
-}
-
 // inputsKnown says whether every attribute that decides the objects is
 // known, so that they can be rendered now.
 func (m *routerModel) inputsKnown() bool {

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"golang.org/x/mod/semver"
@@ -32,10 +31,35 @@ var (
 // provider. It lives with agentsandbox_controller because it installs a
 // component of the same upstream release with the same installer
 // (install.go: staged server-side apply, inventory, prune, drift).
-func NewRouterResource() resource.Resource { return &routerResource{} }
+func NewRouterResource() resource.Resource {
+	r := &routerResource{}
+	r.installation = installation[routerModel, *routerModel]{
+		what: "sandbox router",
+		apply: func(ctx context.Context, plan, _ *routerModel, prior []inventoryEntry) ([]inventoryEntry, diag.Diagnostics) {
+			return r.apply(ctx, plan, prior)
+		},
+		readImported: r.readImported,
+		// Imported and never applied: the objects are the rendering of
+		// the imported configuration.
+		unapplied: func(ctx context.Context, state *routerModel, diags *diag.Diagnostics) []inventoryEntry {
+			c, d := state.config(ctx)
+			if diags.Append(d...); diags.HasError() {
+				return nil
+			}
+			objs, err := renderRouter(c)
+			if err != nil {
+				diags.AddError("Cannot render the sandbox router", err.Error())
+				return nil
+			}
+			return bundleEntries(objs)
+		},
+		keepCRDs: func(*routerModel) bool { return true },
+	}
+	return r
+}
 
 type routerResource struct {
-	shared.Configured
+	installation[routerModel, *routerModel]
 }
 
 func (r *routerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -197,17 +221,7 @@ func (r *routerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		resp.Diagnostics.Append(d...)
 	}
 	if state != nil && len(prior) > 0 && routerInputsEqual(&plan, state) {
-		planned := make([]inventoryEntry, len(prior))
-		copy(planned, prior)
-		for i := range planned {
-			if planned[i].Drift != driftNone {
-				planned[i].Digest, planned[i].Drift = "", driftNone
-			}
-		}
-		list, d := inventoryValue(planned)
-		resp.Diagnostics.Append(d...)
-		plan.Inventory = list
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		setInventory(ctx, &plan, replanned(prior), &resp.Plan, &resp.Diagnostics)
 		return
 	}
 	objs, err := renderRouter(c)
@@ -215,36 +229,7 @@ func (r *routerResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		resp.Diagnostics.AddError("Cannot render the sandbox router", err.Error())
 		return
 	}
-	list, d := inventoryValue(bundleEntries(objs))
-	resp.Diagnostics.Append(d...)
-	plan.Inventory = list
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-func (r *routerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan routerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpCreate, defaultCreateTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-	entries, diags := r.apply(ctx, &plan, nil)
-	resp.Diagnostics.Append(diags...)
-	if len(entries) == 0 {
-		return
-	}
-	saveRouterInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
-}
-
-func saveRouterInventory(ctx context.Context, m *routerModel, entries []inventoryEntry, st *tfsdk.State, diags *diag.Diagnostics) {
-	list, d := inventoryValue(entries)
-	diags.Append(d...)
-	m.Inventory = list
-	diags.Append(st.Set(ctx, m)...)
+	setInventory(ctx, &plan, bundleEntries(objs), &resp.Plan, &resp.Diagnostics)
 }
 
 // apply renders and installs; it returns what was applied, even partly.
@@ -270,35 +255,6 @@ func (r *routerResource) apply(ctx context.Context, plan *routerModel, prior []i
 	entries, d := in.install(ctx, objs, prior, "", "", c.Namespace)
 	diags.Append(d...)
 	return entries, diags
-}
-
-func (r *routerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state routerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	kc, diags := r.Meta.Kube(ctx)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-		return
-	}
-	entries, diags := state.inventory(ctx)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-		return
-	}
-	if len(entries) == 0 {
-		r.readImported(ctx, kc, &state, resp)
-		return
-	}
-	in := &installer{c: kc, manager: r.Meta.FieldManager()}
-	refreshed, diags := in.refresh(ctx, entries)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-		return
-	}
-	if drift := driftSummary(refreshed); len(drift) > 0 {
-		tflog.Warn(ctx, "sandbox router objects changed outside Terraform", map[string]any{"objects": strings.Join(drift, "; ")})
-	}
-	saveRouterInventory(ctx, &state, refreshed, &resp.State, &resp.Diagnostics)
 }
 
 var (
@@ -350,75 +306,6 @@ func (r *routerResource) readImported(ctx context.Context, kc *kube.Client, stat
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
-func (r *routerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state routerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !plan.Inventory.IsUnknown() && fullyKnown(plan.Inventory) {
-		// Only wait or timeouts changed.
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, plan.Timeouts, shared.OpUpdate, defaultUpdateTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-	prior, d := state.inventory(ctx)
-	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
-		return
-	}
-	entries, diags := r.apply(ctx, &plan, prior)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		if len(entries) > 0 {
-			saveRouterInventory(ctx, &state, mergeInventories(prior, entries), &resp.State, &resp.Diagnostics)
-		}
-		return
-	}
-	saveRouterInventory(ctx, &plan, entries, &resp.State, &resp.Diagnostics)
-}
-
-func (r *routerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state routerModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel, ok := shared.Deadline(ctx, state.Timeouts, shared.OpDelete, defaultDeleteTimeout, &resp.Diagnostics)
-	defer cancel()
-	if !ok {
-		return
-	}
-	entries, d := state.inventory(ctx)
-	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
-		return
-	}
-	if len(entries) == 0 {
-		// Imported and never applied: the objects are the rendering of
-		// the imported configuration.
-		c, d := state.config(ctx)
-		if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
-			return
-		}
-		objs, err := renderRouter(c)
-		if err != nil {
-			resp.Diagnostics.AddError("Cannot render the sandbox router", err.Error())
-			return
-		}
-		entries = bundleEntries(objs)
-	}
-	kc, diags := r.Meta.Kube(ctx)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-		return
-	}
-	in := &installer{c: kc, manager: r.Meta.FieldManager(), wait: true, keepCRDs: true}
-	resp.Diagnostics.Append(in.uninstall(ctx, entries)...)
-}
-
 func (r *routerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ns, version, ok := strings.Cut(req.ID, "/")
 	if !ok || ns == "" || !router.Has(version) {
@@ -427,8 +314,5 @@ func (r *routerResource) ImportState(ctx context.Context, req resource.ImportSta
 				strings.Join(router.Versions(), ", "), routerDefaultNamespace, router.DefaultVersion, req.ID))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("version"), version)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait"), true)...)
+	setImported(ctx, resp, map[string]any{"id": req.ID, "namespace": ns, "version": version, "wait": true})
 }

@@ -52,45 +52,45 @@ var noCommaRE = regexp.MustCompile(`^[^,\s]+$`)
 
 // routerModel is agentsandbox_sandbox_router's Terraform data.
 type routerModel struct {
-	ID                              types.String   `tfsdk:"id"`
-	Version                         types.String   `tfsdk:"version"`
-	Namespace                       types.String   `tfsdk:"namespace"`
-	Replicas                        types.Int64    `tfsdk:"replicas"`
-	Image                           types.String   `tfsdk:"image"`
-	ImageRegistry                   types.String   `tfsdk:"image_registry"`
-	ImagePullPolicy                 types.String   `tfsdk:"image_pull_policy"`
-	ImagePullSecrets                types.List     `tfsdk:"image_pull_secrets"`
-	Resources                       types.Object   `tfsdk:"resources"`
-	ClusterDomain                   types.String   `tfsdk:"cluster_domain"`
-	ProxyTimeout                    types.String   `tfsdk:"proxy_timeout"`
-	UpstreamMaxRetries              types.Int64    `tfsdk:"upstream_max_retries"`
-	CacheEnabled                    types.Bool     `tfsdk:"cache_enabled"`
-	CacheNamespace                  types.String   `tfsdk:"cache_namespace"`
-	AuthzMode                       types.String   `tfsdk:"authz_mode"`
-	AuthzRequireToken               types.Bool     `tfsdk:"authz_require_token"`
-	AuthzAudiences                  types.List     `tfsdk:"authz_audiences"`
-	AuthzScopedTokenSecret          types.Object   `tfsdk:"authz_scoped_token_secret"`
-	AuthzScopedTokenVerificationKey types.Object   `tfsdk:"authz_scoped_token_verification_keys_secret"`
-	TLSSecretName                   types.String   `tfsdk:"tls_secret_name"`
-	PDBMinAvailable                 types.Int64    `tfsdk:"pdb_min_available"`
-	TopologySpread                  types.Bool     `tfsdk:"topology_spread"`
-	NodeSelector                    types.Map      `tfsdk:"node_selector"`
-	Tolerations                     types.List     `tfsdk:"tolerations"`
-	Affinity                        types.String   `tfsdk:"affinity"`
-	NetworkPolicy                   types.Bool     `tfsdk:"network_policy"`
-	AllowedClients                  types.List     `tfsdk:"allowed_clients"`
-	AllowClientsFromAllNamespaces   types.Bool     `tfsdk:"allow_clients_from_all_namespaces"`
-	MetricsNamespace                types.String   `tfsdk:"metrics_namespace"`
-	SandboxNamespaces               types.Set      `tfsdk:"sandbox_namespaces"`
-	SandboxPorts                    types.List     `tfsdk:"sandbox_ports"`
-	APIServerCIDRs                  types.List     `tfsdk:"api_server_cidrs"`
-	DNSCIDRs                        types.List     `tfsdk:"dns_cidrs"`
-	Wait                            types.Bool     `tfsdk:"wait"`
-	ServiceName                     types.String   `tfsdk:"service_name"`
-	ServicePort                     types.Int64    `tfsdk:"service_port"`
-	URL                             types.String   `tfsdk:"url"`
-	Inventory                       types.Map      `tfsdk:"inventory"`
-	Timeouts                        timeouts.Value `tfsdk:"timeouts"`
+	installedModel // inventory, timeouts
+
+	ID                              types.String `tfsdk:"id"`
+	Version                         types.String `tfsdk:"version"`
+	Namespace                       types.String `tfsdk:"namespace"`
+	Replicas                        types.Int64  `tfsdk:"replicas"`
+	Image                           types.String `tfsdk:"image"`
+	ImageRegistry                   types.String `tfsdk:"image_registry"`
+	ImagePullPolicy                 types.String `tfsdk:"image_pull_policy"`
+	ImagePullSecrets                types.List   `tfsdk:"image_pull_secrets"`
+	Resources                       types.Object `tfsdk:"resources"`
+	ClusterDomain                   types.String `tfsdk:"cluster_domain"`
+	ProxyTimeout                    types.String `tfsdk:"proxy_timeout"`
+	UpstreamMaxRetries              types.Int64  `tfsdk:"upstream_max_retries"`
+	CacheEnabled                    types.Bool   `tfsdk:"cache_enabled"`
+	CacheNamespace                  types.String `tfsdk:"cache_namespace"`
+	AuthzMode                       types.String `tfsdk:"authz_mode"`
+	AuthzRequireToken               types.Bool   `tfsdk:"authz_require_token"`
+	AuthzAudiences                  types.List   `tfsdk:"authz_audiences"`
+	AuthzScopedTokenSecret          types.Object `tfsdk:"authz_scoped_token_secret"`
+	AuthzScopedTokenVerificationKey types.Object `tfsdk:"authz_scoped_token_verification_keys_secret"`
+	TLSSecretName                   types.String `tfsdk:"tls_secret_name"`
+	PDBMinAvailable                 types.Int64  `tfsdk:"pdb_min_available"`
+	TopologySpread                  types.Bool   `tfsdk:"topology_spread"`
+	NodeSelector                    types.Map    `tfsdk:"node_selector"`
+	Tolerations                     types.List   `tfsdk:"tolerations"`
+	Affinity                        types.String `tfsdk:"affinity"`
+	NetworkPolicy                   types.Bool   `tfsdk:"network_policy"`
+	AllowedClients                  types.List   `tfsdk:"allowed_clients"`
+	AllowClientsFromAllNamespaces   types.Bool   `tfsdk:"allow_clients_from_all_namespaces"`
+	MetricsNamespace                types.String `tfsdk:"metrics_namespace"`
+	SandboxNamespaces               types.Set    `tfsdk:"sandbox_namespaces"`
+	SandboxPorts                    types.List   `tfsdk:"sandbox_ports"`
+	APIServerCIDRs                  types.List   `tfsdk:"api_server_cidrs"`
+	DNSCIDRs                        types.List   `tfsdk:"dns_cidrs"`
+	Wait                            types.Bool   `tfsdk:"wait"`
+	ServiceName                     types.String `tfsdk:"service_name"`
+	ServicePort                     types.Int64  `tfsdk:"service_port"`
+	URL                             types.String `tfsdk:"url"`
 }
 
 type secretKeyModel struct {
@@ -294,13 +294,9 @@ func (r *routerResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Default:             booldefault.StaticBool(true),
 				MarkdownDescription: "Keep the release's topology spread constraints (replicas spread over zones and nodes, `ScheduleAnyway`). Default `true`.",
 			},
-			"node_selector": schema.MapAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Node labels the router pods must run on.",
-				Validators:          []validator.Map{validators.Labels()},
-			},
-			"tolerations": tolerationsAttribute("Tolerations of the router pods."),
-			"affinity":    affinity,
+			"node_selector": labelsAttribute("Node labels the router pods must run on."),
+			"tolerations":   tolerationsAttribute("Tolerations of the router pods."),
+			"affinity":      affinity,
 			"network_policy": schema.BoolAttribute{
 				Optional: true, Computed: true,
 				Default: booldefault.StaticBool(true),
@@ -321,11 +317,7 @@ func (r *routerResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 							MarkdownDescription: "Namespace of the clients (matched by its `kubernetes.io/metadata.name` label).",
 							Validators:          []validator.String{validators.DNSLabelName()},
 						},
-						"pod_labels": schema.MapAttribute{
-							Optional: true, ElementType: types.StringType,
-							MarkdownDescription: "Only pods with all these labels. Unset: every pod of the namespace.",
-							Validators:          []validator.Map{validators.Labels()},
-						},
+						"pod_labels": labelsAttribute("Only pods with all these labels. Unset: every pod of the namespace."),
 					},
 				},
 			},
