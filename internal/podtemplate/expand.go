@@ -64,35 +64,39 @@ type expander struct {
 }
 
 func (e expander) podSpec(m Model) corev1.PodSpec {
-	spec := corev1.PodSpec{
-		Containers:                    e.containers(m.Containers),
-		InitContainers:                e.containers(m.InitContainers),
-		Volumes:                       e.volumes(m.Volumes),
-		AutomountServiceAccountToken:  boolPtr(m.AutomountServiceAccountToken),
-		ServiceAccountName:            m.ServiceAccountName.ValueString(),
-		NodeSelector:                  e.stringMap(m.NodeSelector),
-		Tolerations:                   e.tolerations(m.Tolerations),
-		Affinity:                      e.affinity(m.Affinity),
-		DNSPolicy:                     corev1.DNSPolicy(m.DNSPolicy.ValueString()),
-		DNSConfig:                     e.dnsConfig(m.DNSConfig),
+	return corev1.PodSpec{
+		Containers:                   e.containers(m.Containers),
+		InitContainers:               e.containers(m.InitContainers),
+		Volumes:                      e.volumes(m.Volumes),
+		RuntimeClassName:             runtimeClass(m.RuntimeClassName),
+		AutomountServiceAccountToken: boolPtr(m.AutomountServiceAccountToken),
+		ServiceAccountName:           m.ServiceAccountName.ValueString(),
+		NodeSelector:                 e.stringMap(m.NodeSelector),
+		Tolerations:                  e.tolerations(m.Tolerations),
+		Affinity:                     expandObject(e, m.Affinity, e.affinity),
+		DNSPolicy:                    corev1.DNSPolicy(m.DNSPolicy.ValueString()),
+		DNSConfig:                    expandObject(e, m.DNSConfig, e.dnsConfig),
+		ImagePullSecrets: expandStrings(e, m.ImagePullSecrets, func(name string) corev1.LocalObjectReference {
+			return corev1.LocalObjectReference{Name: name}
+		}),
 		PriorityClassName:             m.PriorityClassName.ValueString(),
 		TerminationGracePeriodSeconds: int64Ptr(m.TerminationGracePeriodSeconds),
-		SecurityContext:               e.podSecurityContext(m.SecurityContext),
+		SecurityContext:               expandObject(e, m.SecurityContext, e.podSecurityContext),
 	}
-	// "" (and null) means no RuntimeClass: the node's default runtime.
-	if s := m.RuntimeClassName.ValueString(); s != "" {
-		spec.RuntimeClassName = &s
+}
+
+// runtimeClass: "" (and null) means no RuntimeClass, the node's default
+// runtime.
+func runtimeClass(s types.String) *string {
+	if s.ValueString() == "" {
+		return nil
 	}
-	for _, name := range e.strings(m.ImagePullSecrets) {
-		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
-	}
-	return spec
+	return stringPtr(s)
 }
 
 func (e expander) containers(l types.List) []corev1.Container {
-	var out []corev1.Container
-	each(e.ctx, l, e.diags, func(_ int, m ContainerModel) {
-		out = append(out, corev1.Container{
+	return expandList(e, l, func(m ContainerModel) corev1.Container {
+		return corev1.Container{
 			Name:            m.Name.ValueString(),
 			Image:           m.Image.ValueString(),
 			ImagePullPolicy: corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
@@ -103,57 +107,51 @@ func (e expander) containers(l types.List) []corev1.Container {
 			Ports:           e.ports(m.Ports),
 			Resources:       e.resources(m.Resources),
 			VolumeMounts:    e.volumeMounts(m.VolumeMounts),
-			ReadinessProbe:  e.probe(m.ReadinessProbe),
-			LivenessProbe:   e.probe(m.LivenessProbe),
-			StartupProbe:    e.probe(m.StartupProbe),
-			SecurityContext: e.containerSecurityContext(m.SecurityContext),
-		})
+			ReadinessProbe:  expandObject(e, m.ReadinessProbe, e.probe),
+			LivenessProbe:   expandObject(e, m.LivenessProbe, e.probe),
+			StartupProbe:    expandObject(e, m.StartupProbe, e.probe),
+			SecurityContext: expandObject(e, m.SecurityContext, e.containerSecurityContext),
+		}
 	})
-	return out
 }
 
 func (e expander) env(l types.List) []corev1.EnvVar {
-	var out []corev1.EnvVar
-	each(e.ctx, l, e.diags, func(_ int, m EnvModel) {
-		v := corev1.EnvVar{Name: m.Name.ValueString(), Value: m.Value.ValueString()}
-		if src, ok := decode[EnvSourceModel](e.ctx, m.ValueFrom, e.diags); ok {
-			v.ValueFrom = &corev1.EnvVarSource{}
-			if r, ok := decode[KeyRefModel](e.ctx, src.SecretKeyRef, e.diags); ok {
-				v.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: r.Name.ValueString()},
-					Key:                  r.Key.ValueString(),
-					Optional:             boolPtr(r.Optional),
-				}
-			}
-			if r, ok := decode[KeyRefModel](e.ctx, src.ConfigMapKeyRef, e.diags); ok {
-				v.ValueFrom.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: r.Name.ValueString()},
-					Key:                  r.Key.ValueString(),
-					Optional:             boolPtr(r.Optional),
-				}
-			}
-			if r, ok := decode[FieldRefModel](e.ctx, src.FieldRef, e.diags); ok {
-				v.ValueFrom.FieldRef = &corev1.ObjectFieldSelector{
-					FieldPath:  r.FieldPath.ValueString(),
-					APIVersion: r.APIVersion.ValueString(),
-				}
-			}
+	return expandList(e, l, func(m EnvModel) corev1.EnvVar {
+		return corev1.EnvVar{
+			Name:      m.Name.ValueString(),
+			Value:     m.Value.ValueString(),
+			ValueFrom: expandObject(e, m.ValueFrom, e.envSource),
 		}
-		out = append(out, v)
 	})
-	return out
+}
+
+func (e expander) envSource(m EnvSourceModel) *corev1.EnvVarSource {
+	return &corev1.EnvVarSource{
+		SecretKeyRef: expandObject(e, m.SecretKeyRef, func(r KeyRefModel) *corev1.SecretKeySelector {
+			return &corev1.SecretKeySelector{LocalObjectReference: r.reference(), Key: r.Key.ValueString(), Optional: boolPtr(r.Optional)}
+		}),
+		ConfigMapKeyRef: expandObject(e, m.ConfigMapKeyRef, func(r KeyRefModel) *corev1.ConfigMapKeySelector {
+			return &corev1.ConfigMapKeySelector{LocalObjectReference: r.reference(), Key: r.Key.ValueString(), Optional: boolPtr(r.Optional)}
+		}),
+		FieldRef: expandObject(e, m.FieldRef, func(r FieldRefModel) *corev1.ObjectFieldSelector {
+			return &corev1.ObjectFieldSelector{FieldPath: r.FieldPath.ValueString(), APIVersion: r.APIVersion.ValueString()}
+		}),
+	}
+}
+
+// reference is the Secret or ConfigMap a key reference names.
+func (r KeyRefModel) reference() corev1.LocalObjectReference {
+	return corev1.LocalObjectReference{Name: r.Name.ValueString()}
 }
 
 func (e expander) ports(l types.List) []corev1.ContainerPort {
-	var out []corev1.ContainerPort
-	each(e.ctx, l, e.diags, func(_ int, m PortModel) {
-		out = append(out, corev1.ContainerPort{
+	return expandList(e, l, func(m PortModel) corev1.ContainerPort {
+		return corev1.ContainerPort{
 			Name:          m.Name.ValueString(),
 			ContainerPort: int32(m.ContainerPort.ValueInt64()),
 			Protocol:      corev1.Protocol(m.Protocol.ValueString()),
-		})
+		}
 	})
-	return out
 }
 
 func (e expander) resources(o types.Object) corev1.ResourceRequirements {
@@ -186,55 +184,46 @@ func (e expander) resourceList(mp types.Map) corev1.ResourceList {
 }
 
 func (e expander) volumeMounts(l types.List) []corev1.VolumeMount {
-	var out []corev1.VolumeMount
-	each(e.ctx, l, e.diags, func(_ int, m VolumeMountModel) {
-		out = append(out, corev1.VolumeMount{
+	return expandList(e, l, func(m VolumeMountModel) corev1.VolumeMount {
+		return corev1.VolumeMount{
 			Name:      m.Name.ValueString(),
 			MountPath: m.MountPath.ValueString(),
 			SubPath:   m.SubPath.ValueString(),
 			ReadOnly:  m.ReadOnly.ValueBool(),
-		})
+		}
 	})
-	return out
 }
 
-func (e expander) probe(o types.Object) *corev1.Probe {
-	m, ok := decode[ProbeModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
-	}
-	p := &corev1.Probe{
+func (e expander) probe(m ProbeModel) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{
+			Exec: expandObject(e, m.Exec, func(x ExecModel) *corev1.ExecAction {
+				return &corev1.ExecAction{Command: e.strings(x.Command)}
+			}),
+			HTTPGet: expandObject(e, m.HTTPGet, func(h HTTPGetModel) *corev1.HTTPGetAction {
+				return &corev1.HTTPGetAction{
+					Path:   h.Path.ValueString(),
+					Port:   portValue(h.Port.ValueString()),
+					Host:   h.Host.ValueString(),
+					Scheme: corev1.URIScheme(h.Scheme.ValueString()),
+					HTTPHeaders: expandList(e, h.HTTPHeaders, func(hd HTTPHeaderModel) corev1.HTTPHeader {
+						return corev1.HTTPHeader{Name: hd.Name.ValueString(), Value: hd.Value.ValueString()}
+					}),
+				}
+			}),
+			TCPSocket: expandObject(e, m.TCPSocket, func(t TCPSocketModel) *corev1.TCPSocketAction {
+				return &corev1.TCPSocketAction{Port: portValue(t.Port.ValueString()), Host: t.Host.ValueString()}
+			}),
+			GRPC: expandObject(e, m.GRPC, func(g GRPCModel) *corev1.GRPCAction {
+				return &corev1.GRPCAction{Port: int32(g.Port.ValueInt64()), Service: stringPtr(g.Service)}
+			}),
+		},
 		InitialDelaySeconds: int32(m.InitialDelaySeconds.ValueInt64()),
 		PeriodSeconds:       int32(m.PeriodSeconds.ValueInt64()),
 		TimeoutSeconds:      int32(m.TimeoutSeconds.ValueInt64()),
 		SuccessThreshold:    int32(m.SuccessThreshold.ValueInt64()),
 		FailureThreshold:    int32(m.FailureThreshold.ValueInt64()),
 	}
-	if x, ok := decode[ExecModel](e.ctx, m.Exec, e.diags); ok {
-		p.Exec = &corev1.ExecAction{Command: e.strings(x.Command)}
-	}
-	if h, ok := decode[HTTPGetModel](e.ctx, m.HTTPGet, e.diags); ok {
-		p.HTTPGet = &corev1.HTTPGetAction{
-			Path:   h.Path.ValueString(),
-			Port:   portValue(h.Port.ValueString()),
-			Host:   h.Host.ValueString(),
-			Scheme: corev1.URIScheme(h.Scheme.ValueString()),
-		}
-		each(e.ctx, h.HTTPHeaders, e.diags, func(_ int, hd HTTPHeaderModel) {
-			p.HTTPGet.HTTPHeaders = append(p.HTTPGet.HTTPHeaders, corev1.HTTPHeader{Name: hd.Name.ValueString(), Value: hd.Value.ValueString()})
-		})
-	}
-	if t, ok := decode[TCPSocketModel](e.ctx, m.TCPSocket, e.diags); ok {
-		p.TCPSocket = &corev1.TCPSocketAction{Port: portValue(t.Port.ValueString()), Host: t.Host.ValueString()}
-	}
-	if g, ok := decode[GRPCModel](e.ctx, m.GRPC, e.diags); ok {
-		p.GRPC = &corev1.GRPCAction{Port: int32(g.Port.ValueInt64())}
-		if !g.Service.IsNull() {
-			s := g.Service.ValueString()
-			p.GRPC.Service = &s
-		}
-	}
-	return p
 }
 
 // portValue is a port number when the string is one and a port name
@@ -247,43 +236,29 @@ func portValue(s string) intstr.IntOrString {
 	return intstr.FromString(s)
 }
 
-func (e expander) containerSecurityContext(o types.Object) *corev1.SecurityContext {
-	m, ok := decode[ContainerSecurityContextModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
-	}
-	sc := &corev1.SecurityContext{
+func (e expander) containerSecurityContext(m ContainerSecurityContextModel) *corev1.SecurityContext {
+	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: boolPtr(m.AllowPrivilegeEscalation),
-		Privileged:               boolPtr(m.Privileged),
-		ReadOnlyRootFilesystem:   boolPtr(m.ReadOnlyRootFilesystem),
-		RunAsNonRoot:             boolPtr(m.RunAsNonRoot),
-		RunAsUser:                int64Ptr(m.RunAsUser),
-		RunAsGroup:               int64Ptr(m.RunAsGroup),
-		SeccompProfile:           e.seccompProfile(m.SeccompProfile),
+		Capabilities: expandObject(e, m.Capabilities, func(c CapabilitiesModel) *corev1.Capabilities {
+			capability := func(s string) corev1.Capability { return corev1.Capability(s) }
+			return &corev1.Capabilities{Add: expandStrings(e, c.Add, capability), Drop: expandStrings(e, c.Drop, capability)}
+		}),
+		Privileged:             boolPtr(m.Privileged),
+		ReadOnlyRootFilesystem: boolPtr(m.ReadOnlyRootFilesystem),
+		RunAsNonRoot:           boolPtr(m.RunAsNonRoot),
+		RunAsUser:              int64Ptr(m.RunAsUser),
+		RunAsGroup:             int64Ptr(m.RunAsGroup),
+		SeccompProfile:         expandObject(e, m.SeccompProfile, e.seccompProfile),
 	}
-	if c, ok := decode[CapabilitiesModel](e.ctx, m.Capabilities, e.diags); ok {
-		sc.Capabilities = &corev1.Capabilities{}
-		for _, s := range e.strings(c.Add) {
-			sc.Capabilities.Add = append(sc.Capabilities.Add, corev1.Capability(s))
-		}
-		for _, s := range e.strings(c.Drop) {
-			sc.Capabilities.Drop = append(sc.Capabilities.Drop, corev1.Capability(s))
-		}
-	}
-	return sc
 }
 
-func (e expander) podSecurityContext(o types.Object) *corev1.PodSecurityContext {
-	m, ok := decode[PodSecurityContextModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
-	}
+func (e expander) podSecurityContext(m PodSecurityContextModel) *corev1.PodSecurityContext {
 	sc := &corev1.PodSecurityContext{
 		RunAsNonRoot:   boolPtr(m.RunAsNonRoot),
 		RunAsUser:      int64Ptr(m.RunAsUser),
 		RunAsGroup:     int64Ptr(m.RunAsGroup),
 		FSGroup:        int64Ptr(m.FSGroup),
-		SeccompProfile: e.seccompProfile(m.SeccompProfile),
+		SeccompProfile: expandObject(e, m.SeccompProfile, e.seccompProfile),
 	}
 	if !m.SupplementalGroups.IsNull() {
 		var gs []int64
@@ -293,66 +268,60 @@ func (e expander) podSecurityContext(o types.Object) *corev1.PodSecurityContext 
 	return sc
 }
 
-func (e expander) seccompProfile(o types.Object) *corev1.SeccompProfile {
-	m, ok := decode[SeccompProfileModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
+func (e expander) seccompProfile(m SeccompProfileModel) *corev1.SeccompProfile {
+	return &corev1.SeccompProfile{
+		Type:             corev1.SeccompProfileType(m.Type.ValueString()),
+		LocalhostProfile: stringPtr(m.LocalhostProfile),
 	}
-	p := &corev1.SeccompProfile{Type: corev1.SeccompProfileType(m.Type.ValueString())}
-	if !m.LocalhostProfile.IsNull() {
-		s := m.LocalhostProfile.ValueString()
-		p.LocalhostProfile = &s
-	}
-	return p
 }
 
 func (e expander) volumes(l types.List) []corev1.Volume {
-	var out []corev1.Volume
-	each(e.ctx, l, e.diags, func(_ int, m VolumeModel) {
-		v := corev1.Volume{Name: m.Name.ValueString()}
-		if d, ok := decode[EmptyDirModel](e.ctx, m.EmptyDir, e.diags); ok {
-			v.EmptyDir = &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(d.Medium.ValueString())}
-			if !d.SizeLimit.IsNull() {
-				q, err := resource.ParseQuantity(d.SizeLimit.ValueString())
-				if err != nil {
-					e.diags.AddError("Invalid quantity", fmt.Sprintf("size_limit = %q: %v", d.SizeLimit.ValueString(), err))
-				}
-				v.EmptyDir.SizeLimit = &q
-			}
-		}
-		if c, ok := decode[ConfigMapVolumeModel](e.ctx, m.ConfigMap, e.diags); ok {
-			v.ConfigMap = &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: c.Name.ValueString()},
-				Items:                e.keyToPaths(c.Items),
-				DefaultMode:          e.mode(c.DefaultMode),
-				Optional:             boolPtr(c.Optional),
-			}
-		}
-		if s, ok := decode[SecretVolumeModel](e.ctx, m.Secret, e.diags); ok {
-			v.Secret = &corev1.SecretVolumeSource{
-				SecretName:  s.SecretName.ValueString(),
-				Items:       e.keyToPaths(s.Items),
-				DefaultMode: e.mode(s.DefaultMode),
-				Optional:    boolPtr(s.Optional),
-			}
-		}
-		if p, ok := decode[PVCVolumeModel](e.ctx, m.PersistentVolumeClaim, e.diags); ok {
-			v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{
-				ClaimName: p.ClaimName.ValueString(),
-				ReadOnly:  p.ReadOnly.ValueBool(),
-			}
-		}
-		out = append(out, v)
+	return expandList(e, l, func(m VolumeModel) corev1.Volume {
+		return corev1.Volume{Name: m.Name.ValueString(), VolumeSource: corev1.VolumeSource{
+			EmptyDir:  expandObject(e, m.EmptyDir, e.emptyDir),
+			ConfigMap: expandObject(e, m.ConfigMap, e.configMapVolume),
+			Secret:    expandObject(e, m.Secret, e.secretVolume),
+			PersistentVolumeClaim: expandObject(e, m.PersistentVolumeClaim, func(p PVCVolumeModel) *corev1.PersistentVolumeClaimVolumeSource {
+				return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: p.ClaimName.ValueString(), ReadOnly: p.ReadOnly.ValueBool()}
+			}),
+		}}
 	})
-	return out
+}
+
+func (e expander) emptyDir(d EmptyDirModel) *corev1.EmptyDirVolumeSource {
+	v := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMedium(d.Medium.ValueString())}
+	if !d.SizeLimit.IsNull() {
+		q, err := resource.ParseQuantity(d.SizeLimit.ValueString())
+		if err != nil {
+			e.diags.AddError("Invalid quantity", fmt.Sprintf("size_limit = %q: %v", d.SizeLimit.ValueString(), err))
+		}
+		v.SizeLimit = &q
+	}
+	return v
+}
+
+func (e expander) configMapVolume(c ConfigMapVolumeModel) *corev1.ConfigMapVolumeSource {
+	return &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: c.Name.ValueString()},
+		Items:                e.keyToPaths(c.Items),
+		DefaultMode:          e.mode(c.DefaultMode),
+		Optional:             boolPtr(c.Optional),
+	}
+}
+
+func (e expander) secretVolume(s SecretVolumeModel) *corev1.SecretVolumeSource {
+	return &corev1.SecretVolumeSource{
+		SecretName:  s.SecretName.ValueString(),
+		Items:       e.keyToPaths(s.Items),
+		DefaultMode: e.mode(s.DefaultMode),
+		Optional:    boolPtr(s.Optional),
+	}
 }
 
 func (e expander) keyToPaths(l types.List) []corev1.KeyToPath {
-	var out []corev1.KeyToPath
-	each(e.ctx, l, e.diags, func(_ int, m KeyToPathModel) {
-		out = append(out, corev1.KeyToPath{Key: m.Key.ValueString(), Path: m.Path.ValueString()})
+	return expandList(e, l, func(m KeyToPathModel) corev1.KeyToPath {
+		return corev1.KeyToPath{Key: m.Key.ValueString(), Path: m.Path.ValueString()}
 	})
-	return out
 }
 
 // mode parses octal permission bits ("0440"); the attribute validator has
@@ -371,88 +340,98 @@ func (e expander) mode(s types.String) *int32 {
 }
 
 func (e expander) tolerations(l types.List) []corev1.Toleration {
-	var out []corev1.Toleration
-	each(e.ctx, l, e.diags, func(_ int, m TolerationModel) {
-		out = append(out, corev1.Toleration{
+	return expandList(e, l, func(m TolerationModel) corev1.Toleration {
+		return corev1.Toleration{
 			Key:               m.Key.ValueString(),
 			Operator:          corev1.TolerationOperator(m.Operator.ValueString()),
 			Value:             m.Value.ValueString(),
 			Effect:            corev1.TaintEffect(m.Effect.ValueString()),
 			TolerationSeconds: int64Ptr(m.TolerationSeconds),
-		})
+		}
 	})
+}
+
+func (e expander) affinity(m AffinityModel) *corev1.Affinity {
+	return &corev1.Affinity{
+		NodeAffinity: expandObject(e, m.NodeAffinity, e.nodeAffinity),
+		PodAntiAffinity: expandObject(e, m.PodAntiAffinity, func(pa PodAntiAffinityModel) *corev1.PodAntiAffinity {
+			return &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: expandList(e, pa.Preferred, e.weightedTerm)}
+		}),
+	}
+}
+
+func (e expander) nodeAffinity(na NodeAffinityModel) *corev1.NodeAffinity {
+	terms := expandList(e, na.Required, func(t NodeSelectorTermModel) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: expandList(e, t.MatchExpressions, func(x MatchExpressionModel) corev1.NodeSelectorRequirement {
+			return corev1.NodeSelectorRequirement{
+				Key:      x.Key.ValueString(),
+				Operator: corev1.NodeSelectorOperator(x.Operator.ValueString()),
+				Values:   e.strings(x.Values),
+			}
+		})}
+	})
+	return &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}
+}
+
+func (e expander) weightedTerm(w WeightedPodAffinityTermModel) corev1.WeightedPodAffinityTerm {
+	return corev1.WeightedPodAffinityTerm{
+		Weight: int32(w.Weight.ValueInt64()),
+		PodAffinityTerm: corev1.PodAffinityTerm{
+			TopologyKey:   w.TopologyKey.ValueString(),
+			LabelSelector: expandObject(e, w.LabelSelector, e.labelSelector),
+			Namespaces:    e.strings(w.Namespaces),
+		},
+	}
+}
+
+func (e expander) labelSelector(m LabelSelectorModel) *metav1.LabelSelector {
+	return &metav1.LabelSelector{
+		MatchLabels: e.stringMap(m.MatchLabels),
+		MatchExpressions: expandList(e, m.MatchExpressions, func(x MatchExpressionModel) metav1.LabelSelectorRequirement {
+			return metav1.LabelSelectorRequirement{
+				Key:      x.Key.ValueString(),
+				Operator: metav1.LabelSelectorOperator(x.Operator.ValueString()),
+				Values:   e.strings(x.Values),
+			}
+		}),
+	}
+}
+
+func (e expander) dnsConfig(m DNSConfigModel) *corev1.PodDNSConfig {
+	return &corev1.PodDNSConfig{
+		Nameservers: e.strings(m.Nameservers),
+		Searches:    e.strings(m.Searches),
+		Options: expandList(e, m.Options, func(o DNSOptionModel) corev1.PodDNSConfigOption {
+			return corev1.PodDNSConfigOption{Name: o.Name.ValueString(), Value: stringPtr(o.Value)}
+		}),
+	}
+}
+
+// expandList converts each known element of a list of nested objects; a
+// null or empty list gives nil.
+func expandList[M, T any](e expander, l types.List, conv func(M) T) []T {
+	var out []T
+	each(e.ctx, l, e.diags, func(_ int, m M) { out = append(out, conv(m)) })
 	return out
 }
 
-func (e expander) affinity(o types.Object) *corev1.Affinity {
-	m, ok := decode[AffinityModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
+// expandStrings converts each element of a list of strings; a null or empty
+// list gives nil.
+func expandStrings[T any](e expander, l types.List, conv func(string) T) []T {
+	var out []T
+	for _, s := range e.strings(l) {
+		out = append(out, conv(s))
 	}
-	a := &corev1.Affinity{}
-	if na, ok := decode[NodeAffinityModel](e.ctx, m.NodeAffinity, e.diags); ok {
-		sel := &corev1.NodeSelector{}
-		each(e.ctx, na.Required, e.diags, func(_ int, t NodeSelectorTermModel) {
-			term := corev1.NodeSelectorTerm{}
-			each(e.ctx, t.MatchExpressions, e.diags, func(_ int, x MatchExpressionModel) {
-				term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
-					Key:      x.Key.ValueString(),
-					Operator: corev1.NodeSelectorOperator(x.Operator.ValueString()),
-					Values:   e.strings(x.Values),
-				})
-			})
-			sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, term)
-		})
-		a.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}
-	}
-	if pa, ok := decode[PodAntiAffinityModel](e.ctx, m.PodAntiAffinity, e.diags); ok {
-		a.PodAntiAffinity = &corev1.PodAntiAffinity{}
-		each(e.ctx, pa.Preferred, e.diags, func(_ int, w WeightedPodAffinityTermModel) {
-			a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(
-				a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, corev1.WeightedPodAffinityTerm{
-					Weight: int32(w.Weight.ValueInt64()),
-					PodAffinityTerm: corev1.PodAffinityTerm{
-						TopologyKey:   w.TopologyKey.ValueString(),
-						LabelSelector: e.labelSelector(w.LabelSelector),
-						Namespaces:    e.strings(w.Namespaces),
-					},
-				})
-		})
-	}
-	return a
+	return out
 }
 
-func (e expander) labelSelector(o types.Object) *metav1.LabelSelector {
-	m, ok := decode[LabelSelectorModel](e.ctx, o, e.diags)
+// expandObject converts a nested object; a null one gives nil.
+func expandObject[M, T any](e expander, o types.Object, conv func(M) *T) *T {
+	m, ok := decode[M](e.ctx, o, e.diags)
 	if !ok {
 		return nil
 	}
-	s := &metav1.LabelSelector{MatchLabels: e.stringMap(m.MatchLabels)}
-	each(e.ctx, m.MatchExpressions, e.diags, func(_ int, x MatchExpressionModel) {
-		s.MatchExpressions = append(s.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key:      x.Key.ValueString(),
-			Operator: metav1.LabelSelectorOperator(x.Operator.ValueString()),
-			Values:   e.strings(x.Values),
-		})
-	})
-	return s
-}
-
-func (e expander) dnsConfig(o types.Object) *corev1.PodDNSConfig {
-	m, ok := decode[DNSConfigModel](e.ctx, o, e.diags)
-	if !ok {
-		return nil
-	}
-	c := &corev1.PodDNSConfig{Nameservers: e.strings(m.Nameservers), Searches: e.strings(m.Searches)}
-	each(e.ctx, m.Options, e.diags, func(_ int, opt DNSOptionModel) {
-		o := corev1.PodDNSConfigOption{Name: opt.Name.ValueString()}
-		if !opt.Value.IsNull() {
-			v := opt.Value.ValueString()
-			o.Value = &v
-		}
-		c.Options = append(c.Options, o)
-	})
-	return c
+	return conv(m)
 }
 
 func (e expander) strings(l types.List) []string {
@@ -486,5 +465,15 @@ func int64Ptr(i types.Int64) *int64 {
 		return nil
 	}
 	v := i.ValueInt64()
+	return &v
+}
+
+// stringPtr is an optional string that Kubernetes holds as a pointer: null
+// is nil, anything else (also "") points to the value.
+func stringPtr(s types.String) *string {
+	if s.IsNull() || s.IsUnknown() {
+		return nil
+	}
+	v := s.ValueString()
 	return &v
 }

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // Flatten turns the live pod template into the `pod_template` state value.
@@ -106,139 +108,103 @@ func (f flattener) containers(live []corev1.Container, prior types.List) types.L
 }
 
 func (f flattener) env(live []corev1.EnvVar, prior types.List) types.List {
-	priors := priorList[EnvModel](f, prior)
-	var out []EnvModel
-	for i, e := range live {
-		p := at(priors, i)
-		m := EnvModel{
+	return flattenList(f, containerAttrType("env"), live, prior, func(e corev1.EnvVar, p EnvModel) EnvModel {
+		return EnvModel{
 			Name:      types.StringValue(e.Name),
 			Value:     str(e.Value, p.Value),
-			ValueFrom: types.ObjectNull(containerAttrType("env", "value_from").AttrTypes),
+			ValueFrom: flattenObject(f, containerAttrType("env", "value_from"), e.ValueFrom, p.ValueFrom, f.envSource),
 		}
-		if e.ValueFrom != nil {
-			ps, _ := decode[EnvSourceModel](f.ctx, p.ValueFrom, f.diags)
-			refT := containerAttrType("env", "value_from", "secret_key_ref")
-			src := EnvSourceModel{
-				SecretKeyRef:    types.ObjectNull(refT.AttrTypes),
-				ConfigMapKeyRef: types.ObjectNull(refT.AttrTypes),
-				FieldRef:        types.ObjectNull(containerAttrType("env", "value_from", "field_ref").AttrTypes),
-			}
-			if r := e.ValueFrom.SecretKeyRef; r != nil {
-				src.SecretKeyRef = encode(f.ctx, refT, KeyRefModel{
-					Name: types.StringValue(r.Name), Key: types.StringValue(r.Key), Optional: boolp(r.Optional),
-				}, f.diags)
-			}
-			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-				src.ConfigMapKeyRef = encode(f.ctx, refT, KeyRefModel{
-					Name: types.StringValue(r.Name), Key: types.StringValue(r.Key), Optional: boolp(r.Optional),
-				}, f.diags)
-			}
-			if r := e.ValueFrom.FieldRef; r != nil {
-				pf, _ := decode[FieldRefModel](f.ctx, ps.FieldRef, f.diags)
-				src.FieldRef = encode(f.ctx, containerAttrType("env", "value_from", "field_ref"), FieldRefModel{
-					FieldPath: types.StringValue(r.FieldPath), APIVersion: str(r.APIVersion, pf.APIVersion),
-				}, f.diags)
-			}
-			m.ValueFrom = encode(f.ctx, containerAttrType("env", "value_from"), src, f.diags)
-		}
-		out = append(out, m)
+	})
+}
+
+func (f flattener) envSource(live *corev1.EnvVarSource, p EnvSourceModel) EnvSourceModel {
+	refT := containerAttrType("env", "value_from", "secret_key_ref")
+	return EnvSourceModel{
+		SecretKeyRef: flattenObject(f, refT, live.SecretKeyRef, p.SecretKeyRef, func(r *corev1.SecretKeySelector, _ KeyRefModel) KeyRefModel {
+			return keyRef(r.LocalObjectReference, r.Key, r.Optional)
+		}),
+		ConfigMapKeyRef: flattenObject(f, refT, live.ConfigMapKeyRef, p.ConfigMapKeyRef, func(r *corev1.ConfigMapKeySelector, _ KeyRefModel) KeyRefModel {
+			return keyRef(r.LocalObjectReference, r.Key, r.Optional)
+		}),
+		FieldRef: flattenObject(f, containerAttrType("env", "value_from", "field_ref"), live.FieldRef, p.FieldRef,
+			func(r *corev1.ObjectFieldSelector, p FieldRefModel) FieldRefModel {
+				return FieldRefModel{FieldPath: types.StringValue(r.FieldPath), APIVersion: str(r.APIVersion, p.APIVersion)}
+			}),
 	}
-	return encodeList(f.ctx, containerAttrType("env"), out, keepEmpty(prior), f.diags)
+}
+
+// keyRef is a secret_key_ref or config_map_key_ref.
+func keyRef(ref corev1.LocalObjectReference, key string, optional *bool) KeyRefModel {
+	return KeyRefModel{Name: types.StringValue(ref.Name), Key: types.StringValue(key), Optional: boolp(optional)}
 }
 
 func (f flattener) ports(live []corev1.ContainerPort, prior types.List) types.List {
-	priors := priorList[PortModel](f, prior)
-	var out []PortModel
-	for i, p := range live {
+	return flattenList(f, containerAttrType("ports"), live, prior, func(c corev1.ContainerPort, p PortModel) PortModel {
 		// The CRD defaults protocol to TCP, and an empty protocol means TCP.
-		proto := string(p.Protocol)
+		proto := string(c.Protocol)
 		if proto == "" {
 			proto = string(corev1.ProtocolTCP)
 		}
-		out = append(out, PortModel{
-			Name:          str(p.Name, at(priors, i).Name),
-			ContainerPort: types.Int64Value(int64(p.ContainerPort)),
+		return PortModel{
+			Name:          str(c.Name, p.Name),
+			ContainerPort: types.Int64Value(int64(c.ContainerPort)),
 			Protocol:      types.StringValue(proto),
-		})
-	}
-	return encodeList(f.ctx, containerAttrType("ports"), out, keepEmpty(prior), f.diags)
+		}
+	})
 }
 
 func (f flattener) resources(live corev1.ResourceRequirements, prior types.Object) types.Object {
-	p, _ := decode[ResourcesModel](f.ctx, prior, f.diags)
-	return encode(f.ctx, containerAttrType("resources"), ResourcesModel{
-		Limits:   f.quantityMap(live.Limits, p.Limits),
-		Requests: f.quantityMap(live.Requests, p.Requests),
-	}, f.diags)
+	return flattenObject(f, containerAttrType("resources"), &live, prior, func(r *corev1.ResourceRequirements, p ResourcesModel) ResourcesModel {
+		return ResourcesModel{Limits: f.quantityMap(r.Limits, p.Limits), Requests: f.quantityMap(r.Requests, p.Requests)}
+	})
 }
 
 func (f flattener) volumeMounts(live []corev1.VolumeMount, prior types.List) types.List {
-	priors := priorList[VolumeMountModel](f, prior)
-	var out []VolumeMountModel
-	for i, v := range live {
-		p := at(priors, i)
-		out = append(out, VolumeMountModel{
+	return flattenList(f, containerAttrType("volume_mounts"), live, prior, func(v corev1.VolumeMount, p VolumeMountModel) VolumeMountModel {
+		return VolumeMountModel{
 			Name:      types.StringValue(v.Name),
 			MountPath: types.StringValue(v.MountPath),
 			SubPath:   str(v.SubPath, p.SubPath),
 			ReadOnly:  boolv(v.ReadOnly, p.ReadOnly),
-		})
-	}
-	return encodeList(f.ctx, containerAttrType("volume_mounts"), out, keepEmpty(prior), f.diags)
+		}
+	})
 }
 
 func (f flattener) probe(live *corev1.Probe, prior types.Object) types.Object {
-	t := containerAttrType("readiness_probe")
-	if live == nil {
-		return types.ObjectNull(t.AttrTypes)
+	t := func(names ...string) types.ObjectType {
+		return containerAttrType(append([]string{"readiness_probe"}, names...)...)
 	}
-	p, _ := decode[ProbeModel](f.ctx, prior, f.diags)
-	m := ProbeModel{
-		Exec:                types.ObjectNull(containerAttrType("readiness_probe", "exec").AttrTypes),
-		HTTPGet:             types.ObjectNull(containerAttrType("readiness_probe", "http_get").AttrTypes),
-		TCPSocket:           types.ObjectNull(containerAttrType("readiness_probe", "tcp_socket").AttrTypes),
-		GRPC:                types.ObjectNull(containerAttrType("readiness_probe", "grpc").AttrTypes),
-		InitialDelaySeconds: int32v(live.InitialDelaySeconds, p.InitialDelaySeconds),
-		PeriodSeconds:       int32v(live.PeriodSeconds, p.PeriodSeconds),
-		TimeoutSeconds:      int32v(live.TimeoutSeconds, p.TimeoutSeconds),
-		SuccessThreshold:    int32v(live.SuccessThreshold, p.SuccessThreshold),
-		FailureThreshold:    int32v(live.FailureThreshold, p.FailureThreshold),
-	}
-	if x := live.Exec; x != nil {
-		pe, _ := decode[ExecModel](f.ctx, p.Exec, f.diags)
-		m.Exec = encode(f.ctx, containerAttrType("readiness_probe", "exec"),
-			ExecModel{Command: f.strList(x.Command, pe.Command)}, f.diags)
-	}
-	if h := live.HTTPGet; h != nil {
-		ph, _ := decode[HTTPGetModel](f.ctx, p.HTTPGet, f.diags)
-		var headers []HTTPHeaderModel
-		for _, hd := range h.HTTPHeaders {
-			headers = append(headers, HTTPHeaderModel{Name: types.StringValue(hd.Name), Value: types.StringValue(hd.Value)})
+	return flattenObject(f, t(), live, prior, func(live *corev1.Probe, p ProbeModel) ProbeModel {
+		return ProbeModel{
+			Exec: flattenObject(f, t("exec"), live.Exec, p.Exec, func(x *corev1.ExecAction, p ExecModel) ExecModel {
+				return ExecModel{Command: f.strList(x.Command, p.Command)}
+			}),
+			HTTPGet: flattenObject(f, t("http_get"), live.HTTPGet, p.HTTPGet, func(h *corev1.HTTPGetAction, p HTTPGetModel) HTTPGetModel {
+				return HTTPGetModel{
+					Path:   str(h.Path, p.Path),
+					Port:   types.StringValue(portString(h.Port)),
+					Host:   str(h.Host, p.Host),
+					Scheme: str(string(h.Scheme), p.Scheme),
+					HTTPHeaders: flattenList(f, t("http_get", "http_headers"), h.HTTPHeaders, p.HTTPHeaders,
+						func(hd corev1.HTTPHeader, _ HTTPHeaderModel) HTTPHeaderModel {
+							return HTTPHeaderModel{Name: types.StringValue(hd.Name), Value: types.StringValue(hd.Value)}
+						}),
+				}
+			}),
+			TCPSocket: flattenObject(f, t("tcp_socket"), live.TCPSocket, p.TCPSocket, func(s *corev1.TCPSocketAction, p TCPSocketModel) TCPSocketModel {
+				return TCPSocketModel{Port: types.StringValue(portString(s.Port)), Host: str(s.Host, p.Host)}
+			}),
+			GRPC: flattenObject(f, t("grpc"), live.GRPC, p.GRPC, func(g *corev1.GRPCAction, p GRPCModel) GRPCModel {
+				// The CRD defaults service to "", which means the same as unset.
+				return GRPCModel{Port: types.Int64Value(int64(g.Port)), Service: str(deref(g.Service), p.Service)}
+			}),
+			InitialDelaySeconds: int32v(live.InitialDelaySeconds, p.InitialDelaySeconds),
+			PeriodSeconds:       int32v(live.PeriodSeconds, p.PeriodSeconds),
+			TimeoutSeconds:      int32v(live.TimeoutSeconds, p.TimeoutSeconds),
+			SuccessThreshold:    int32v(live.SuccessThreshold, p.SuccessThreshold),
+			FailureThreshold:    int32v(live.FailureThreshold, p.FailureThreshold),
 		}
-		m.HTTPGet = encode(f.ctx, containerAttrType("readiness_probe", "http_get"), HTTPGetModel{
-			Path:        str(h.Path, ph.Path),
-			Port:        types.StringValue(portString(h.Port)),
-			Host:        str(h.Host, ph.Host),
-			Scheme:      str(string(h.Scheme), ph.Scheme),
-			HTTPHeaders: encodeList(f.ctx, containerAttrType("readiness_probe", "http_get", "http_headers"), headers, keepEmpty(ph.HTTPHeaders), f.diags),
-		}, f.diags)
-	}
-	if s := live.TCPSocket; s != nil {
-		ps, _ := decode[TCPSocketModel](f.ctx, p.TCPSocket, f.diags)
-		m.TCPSocket = encode(f.ctx, containerAttrType("readiness_probe", "tcp_socket"), TCPSocketModel{
-			Port: types.StringValue(portString(s.Port)),
-			Host: str(s.Host, ps.Host),
-		}, f.diags)
-	}
-	if g := live.GRPC; g != nil {
-		pg, _ := decode[GRPCModel](f.ctx, p.GRPC, f.diags)
-		// The CRD defaults service to "", which means the same as unset.
-		m.GRPC = encode(f.ctx, containerAttrType("readiness_probe", "grpc"), GRPCModel{
-			Port:    types.Int64Value(int64(g.Port)),
-			Service: str(deref(g.Service), pg.Service),
-		}, f.diags)
-	}
-	return encode(f.ctx, t, m, f.diags)
+	})
 }
 
 // portString is the configuration spelling of an int-or-string port.
@@ -251,29 +217,21 @@ func portString(p intstr.IntOrString) string {
 
 func (f flattener) containerSecurityContext(live *corev1.SecurityContext, prior types.Object) types.Object {
 	t := containerAttrType("security_context")
-	if live == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	p, _ := decode[ContainerSecurityContextModel](f.ctx, prior, f.diags)
-	capsT := containerAttrType("security_context", "capabilities")
-	m := ContainerSecurityContextModel{
-		AllowPrivilegeEscalation: boolp(live.AllowPrivilegeEscalation),
-		Capabilities:             types.ObjectNull(capsT.AttrTypes),
-		Privileged:               boolp(live.Privileged),
-		ReadOnlyRootFilesystem:   boolp(live.ReadOnlyRootFilesystem),
-		RunAsNonRoot:             boolp(live.RunAsNonRoot),
-		RunAsUser:                int64p(live.RunAsUser),
-		RunAsGroup:               int64p(live.RunAsGroup),
-		SeccompProfile:           f.seccompProfile(live.SeccompProfile, p.SeccompProfile),
-	}
-	if c := live.Capabilities; c != nil {
-		pc, _ := decode[CapabilitiesModel](f.ctx, p.Capabilities, f.diags)
-		m.Capabilities = encode(f.ctx, capsT, CapabilitiesModel{
-			Add:  f.strList(capStrings(c.Add), pc.Add),
-			Drop: f.strList(capStrings(c.Drop), pc.Drop),
-		}, f.diags)
-	}
-	return encode(f.ctx, t, m, f.diags)
+	return flattenObject(f, t, live, prior, func(live *corev1.SecurityContext, p ContainerSecurityContextModel) ContainerSecurityContextModel {
+		return ContainerSecurityContextModel{
+			AllowPrivilegeEscalation: boolp(live.AllowPrivilegeEscalation),
+			Capabilities: flattenObject(f, containerAttrType("security_context", "capabilities"), live.Capabilities, p.Capabilities,
+				func(c *corev1.Capabilities, p CapabilitiesModel) CapabilitiesModel {
+					return CapabilitiesModel{Add: f.strList(capStrings(c.Add), p.Add), Drop: f.strList(capStrings(c.Drop), p.Drop)}
+				}),
+			Privileged:             boolp(live.Privileged),
+			ReadOnlyRootFilesystem: boolp(live.ReadOnlyRootFilesystem),
+			RunAsNonRoot:           boolp(live.RunAsNonRoot),
+			RunAsUser:              int64p(live.RunAsUser),
+			RunAsGroup:             int64p(live.RunAsGroup),
+			SeccompProfile:         f.seccompProfile(live.SeccompProfile, p.SeccompProfile),
+		}
+	})
 }
 
 func capStrings(cs []corev1.Capability) []string {
@@ -285,39 +243,33 @@ func capStrings(cs []corev1.Capability) []string {
 }
 
 func (f flattener) seccompProfile(live *corev1.SeccompProfile, prior types.Object) types.Object {
-	t := objType("security_context", "seccomp_profile")
-	if live == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	p, _ := decode[SeccompProfileModel](f.ctx, prior, f.diags)
-	return encode(f.ctx, t, SeccompProfileModel{
-		Type:             str(string(live.Type), p.Type),
-		LocalhostProfile: str(deref(live.LocalhostProfile), p.LocalhostProfile),
-	}, f.diags)
+	return flattenObject(f, objType("security_context", "seccomp_profile"), live, prior, func(live *corev1.SeccompProfile, p SeccompProfileModel) SeccompProfileModel {
+		return SeccompProfileModel{
+			Type:             str(string(live.Type), p.Type),
+			LocalhostProfile: str(deref(live.LocalhostProfile), p.LocalhostProfile),
+		}
+	})
 }
 
 func (f flattener) podSecurityContext(live *corev1.PodSecurityContext, prior types.Object) types.Object {
-	t := objType("security_context")
-	if live == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	p, _ := decode[PodSecurityContextModel](f.ctx, prior, f.diags)
-	groups := types.ListNull(types.Int64Type)
-	if len(live.SupplementalGroups) > 0 {
-		var d diag.Diagnostics
-		groups, d = types.ListValueFrom(f.ctx, types.Int64Type, live.SupplementalGroups)
-		f.diags.Append(d...)
-	} else if keepEmpty(p.SupplementalGroups) {
-		groups = p.SupplementalGroups
-	}
-	return encode(f.ctx, t, PodSecurityContextModel{
-		RunAsNonRoot:       boolp(live.RunAsNonRoot),
-		RunAsUser:          int64p(live.RunAsUser),
-		RunAsGroup:         int64p(live.RunAsGroup),
-		FSGroup:            int64p(live.FSGroup),
-		SupplementalGroups: groups,
-		SeccompProfile:     f.seccompProfile(live.SeccompProfile, p.SeccompProfile),
-	}, f.diags)
+	return flattenObject(f, objType("security_context"), live, prior, func(live *corev1.PodSecurityContext, p PodSecurityContextModel) PodSecurityContextModel {
+		groups := types.ListNull(types.Int64Type)
+		if len(live.SupplementalGroups) > 0 {
+			var d diag.Diagnostics
+			groups, d = types.ListValueFrom(f.ctx, types.Int64Type, live.SupplementalGroups)
+			f.diags.Append(d...)
+		} else if keepEmpty(p.SupplementalGroups) {
+			groups = p.SupplementalGroups
+		}
+		return PodSecurityContextModel{
+			RunAsNonRoot:       boolp(live.RunAsNonRoot),
+			RunAsUser:          int64p(live.RunAsUser),
+			RunAsGroup:         int64p(live.RunAsGroup),
+			FSGroup:            int64p(live.FSGroup),
+			SupplementalGroups: groups,
+			SeccompProfile:     f.seccompProfile(live.SeccompProfile, p.SeccompProfile),
+		}
+	})
 }
 
 func (f flattener) volumes(live []corev1.Volume, prior types.List) types.List {
@@ -331,56 +283,51 @@ func (f flattener) volumes(live []corev1.Volume, prior types.List) types.List {
 			continue
 		}
 		p := byName[v.Name]
-		m := VolumeModel{
+		out = append(out, VolumeModel{
 			Name:                  types.StringValue(v.Name),
-			EmptyDir:              types.ObjectNull(volumeAttrType("empty_dir").AttrTypes),
-			ConfigMap:             types.ObjectNull(volumeAttrType("config_map").AttrTypes),
-			Secret:                types.ObjectNull(volumeAttrType("secret").AttrTypes),
-			PersistentVolumeClaim: types.ObjectNull(volumeAttrType("persistent_volume_claim").AttrTypes),
-		}
-		if d := v.EmptyDir; d != nil {
-			pd, _ := decode[EmptyDirModel](f.ctx, p.EmptyDir, f.diags)
-			m.EmptyDir = encode(f.ctx, volumeAttrType("empty_dir"), EmptyDirModel{
-				Medium:    str(string(d.Medium), pd.Medium),
-				SizeLimit: quantity(d.SizeLimit, pd.SizeLimit),
-			}, f.diags)
-		}
-		if c := v.ConfigMap; c != nil {
-			pc, _ := decode[ConfigMapVolumeModel](f.ctx, p.ConfigMap, f.diags)
-			m.ConfigMap = encode(f.ctx, volumeAttrType("config_map"), ConfigMapVolumeModel{
-				Name:        types.StringValue(c.Name),
-				Items:       f.keyToPaths(c.Items, pc.Items),
-				DefaultMode: mode(c.DefaultMode, pc.DefaultMode),
-				Optional:    boolp(c.Optional),
-			}, f.diags)
-		}
-		if s := v.Secret; s != nil {
-			ps, _ := decode[SecretVolumeModel](f.ctx, p.Secret, f.diags)
-			m.Secret = encode(f.ctx, volumeAttrType("secret"), SecretVolumeModel{
-				SecretName:  types.StringValue(s.SecretName),
-				Items:       f.keyToPaths(s.Items, ps.Items),
-				DefaultMode: mode(s.DefaultMode, ps.DefaultMode),
-				Optional:    boolp(s.Optional),
-			}, f.diags)
-		}
-		if c := v.PersistentVolumeClaim; c != nil {
-			pc, _ := decode[PVCVolumeModel](f.ctx, p.PersistentVolumeClaim, f.diags)
-			m.PersistentVolumeClaim = encode(f.ctx, volumeAttrType("persistent_volume_claim"), PVCVolumeModel{
-				ClaimName: types.StringValue(c.ClaimName),
-				ReadOnly:  boolv(c.ReadOnly, pc.ReadOnly),
-			}, f.diags)
-		}
-		out = append(out, m)
+			EmptyDir:              flattenObject(f, volumeAttrType("empty_dir"), v.EmptyDir, p.EmptyDir, f.emptyDir),
+			ConfigMap:             flattenObject(f, volumeAttrType("config_map"), v.ConfigMap, p.ConfigMap, f.configMapVolume),
+			Secret:                flattenObject(f, volumeAttrType("secret"), v.Secret, p.Secret, f.secretVolume),
+			PersistentVolumeClaim: flattenObject(f, volumeAttrType("persistent_volume_claim"), v.PersistentVolumeClaim, p.PersistentVolumeClaim, pvcVolume),
+		})
 	}
 	return encodeList(f.ctx, volumeAttrType(), out, keepEmpty(prior), f.diags)
 }
 
-func (f flattener) keyToPaths(live []corev1.KeyToPath, prior types.List) types.List {
-	var out []KeyToPathModel
-	for _, k := range live {
-		out = append(out, KeyToPathModel{Key: types.StringValue(k.Key), Path: types.StringValue(k.Path)})
+func (f flattener) emptyDir(d *corev1.EmptyDirVolumeSource, p EmptyDirModel) EmptyDirModel {
+	return EmptyDirModel{Medium: str(string(d.Medium), p.Medium), SizeLimit: quantity(d.SizeLimit, p.SizeLimit)}
+}
+
+func (f flattener) configMapVolume(c *corev1.ConfigMapVolumeSource, p ConfigMapVolumeModel) ConfigMapVolumeModel {
+	return ConfigMapVolumeModel{
+		Name:            types.StringValue(c.Name),
+		ProjectionModel: f.projection(c.Items, c.DefaultMode, c.Optional, p.ProjectionModel),
 	}
-	return encodeList(f.ctx, volumeAttrType("secret", "items"), out, keepEmpty(prior), f.diags)
+}
+
+func (f flattener) secretVolume(s *corev1.SecretVolumeSource, p SecretVolumeModel) SecretVolumeModel {
+	return SecretVolumeModel{
+		SecretName:      types.StringValue(s.SecretName),
+		ProjectionModel: f.projection(s.Items, s.DefaultMode, s.Optional, p.ProjectionModel),
+	}
+}
+
+func (f flattener) projection(items []corev1.KeyToPath, defaultMode *int32, optional *bool, p ProjectionModel) ProjectionModel {
+	return ProjectionModel{
+		Items:       f.keyToPaths(items, p.Items),
+		DefaultMode: mode(defaultMode, p.DefaultMode),
+		Optional:    boolp(optional),
+	}
+}
+
+func pvcVolume(c *corev1.PersistentVolumeClaimVolumeSource, p PVCVolumeModel) PVCVolumeModel {
+	return PVCVolumeModel{ClaimName: types.StringValue(c.ClaimName), ReadOnly: boolv(c.ReadOnly, p.ReadOnly)}
+}
+
+func (f flattener) keyToPaths(live []corev1.KeyToPath, prior types.List) types.List {
+	return flattenList(f, volumeAttrType("secret", "items"), live, prior, func(k corev1.KeyToPath, _ KeyToPathModel) KeyToPathModel {
+		return KeyToPathModel{Key: types.StringValue(k.Key), Path: types.StringValue(k.Path)}
+	})
 }
 
 // mode is octal permission bits, keeping the prior spelling ("440" or
@@ -398,25 +345,19 @@ func mode(live *int32, prior types.String) types.String {
 }
 
 func (f flattener) tolerations(live []corev1.Toleration, prior types.List) types.List {
-	priors := priorList[TolerationModel](f, prior)
-	var out []TolerationModel
-	for i, t := range live {
-		p := at(priors, i)
-		out = append(out, TolerationModel{
+	return flattenList(f, objType("tolerations"), live, prior, func(t corev1.Toleration, p TolerationModel) TolerationModel {
+		return TolerationModel{
 			Key:               str(t.Key, p.Key),
 			Operator:          str(string(t.Operator), p.Operator),
 			Value:             str(t.Value, p.Value),
 			Effect:            str(string(t.Effect), p.Effect),
 			TolerationSeconds: int64p(t.TolerationSeconds),
-		})
-	}
-	return encodeList(f.ctx, objType("tolerations"), out, keepEmpty(prior), f.diags)
+		}
+	})
 }
 
 func (f flattener) affinity(live *corev1.Affinity, prior types.Object) types.Object {
 	t := objType("affinity")
-	naT := objType("affinity", "node_affinity")
-	paT := objType("affinity", "pod_anti_affinity")
 	var na *corev1.NodeSelector
 	var pa []corev1.WeightedPodAffinityTerm
 	if live != nil && live.NodeAffinity != nil {
@@ -431,86 +372,91 @@ func (f flattener) affinity(live *corev1.Affinity, prior types.Object) types.Obj
 		return types.ObjectNull(t.AttrTypes)
 	}
 	p, _ := decode[AffinityModel](f.ctx, prior, f.diags)
-	m := AffinityModel{NodeAffinity: types.ObjectNull(naT.AttrTypes), PodAntiAffinity: types.ObjectNull(paT.AttrTypes)}
-	if na != nil {
-		pna, _ := decode[NodeAffinityModel](f.ctx, p.NodeAffinity, f.diags)
-		pterms := priorList[NodeSelectorTermModel](f, pna.Required)
-		var terms []NodeSelectorTermModel
-		for i, term := range na.NodeSelectorTerms {
-			var exprs []MatchExpressionModel
-			pexprs := priorList[MatchExpressionModel](f, at(pterms, i).MatchExpressions)
-			for j, x := range term.MatchExpressions {
-				exprs = append(exprs, MatchExpressionModel{
-					Key:      types.StringValue(x.Key),
-					Operator: types.StringValue(string(x.Operator)),
-					Values:   f.strList(x.Values, at(pexprs, j).Values),
-				})
-			}
-			terms = append(terms, NodeSelectorTermModel{
-				MatchExpressions: encodeList(f.ctx, objType("affinity", "node_affinity", "required", "match_expressions"), exprs, keepEmpty(at(pterms, i).MatchExpressions), f.diags),
-			})
-		}
-		m.NodeAffinity = encode(f.ctx, naT, NodeAffinityModel{
-			Required: encodeList(f.ctx, objType("affinity", "node_affinity", "required"), terms, keepEmpty(pna.Required), f.diags),
-		}, f.diags)
+	paT := objType("affinity", "pod_anti_affinity")
+	m := AffinityModel{
+		NodeAffinity:    flattenObject(f, objType("affinity", "node_affinity"), na, p.NodeAffinity, f.nodeAffinity),
+		PodAntiAffinity: types.ObjectNull(paT.AttrTypes),
 	}
 	if len(pa) > 0 {
 		ppa, _ := decode[PodAntiAffinityModel](f.ctx, p.PodAntiAffinity, f.diags)
-		pterms := priorList[WeightedPodAffinityTermModel](f, ppa.Preferred)
-		var terms []WeightedPodAffinityTermModel
-		for i, w := range pa {
-			pt := at(pterms, i)
-			terms = append(terms, WeightedPodAffinityTermModel{
-				Weight:        types.Int64Value(int64(w.Weight)),
-				TopologyKey:   types.StringValue(w.PodAffinityTerm.TopologyKey),
-				LabelSelector: f.labelSelector(w.PodAffinityTerm.LabelSelector, pt.LabelSelector),
-				Namespaces:    f.strList(w.PodAffinityTerm.Namespaces, pt.Namespaces),
-			})
-		}
 		m.PodAntiAffinity = encode(f.ctx, paT, PodAntiAffinityModel{
-			Preferred: encodeList(f.ctx, objType("affinity", "pod_anti_affinity", "preferred"), terms, keepEmpty(ppa.Preferred), f.diags),
+			Preferred: flattenList(f, objType("affinity", "pod_anti_affinity", "preferred"), pa, ppa.Preferred, f.weightedTerm),
 		}, f.diags)
 	}
 	return encode(f.ctx, t, m, f.diags)
 }
 
+func (f flattener) nodeAffinity(na *corev1.NodeSelector, p NodeAffinityModel) NodeAffinityModel {
+	return NodeAffinityModel{
+		Required: flattenList(f, objType("affinity", "node_affinity", "required"), na.NodeSelectorTerms, p.Required,
+			func(term corev1.NodeSelectorTerm, p NodeSelectorTermModel) NodeSelectorTermModel {
+				return NodeSelectorTermModel{MatchExpressions: flattenList(f, objType("affinity", "node_affinity", "required", "match_expressions"),
+					term.MatchExpressions, p.MatchExpressions, func(x corev1.NodeSelectorRequirement, p MatchExpressionModel) MatchExpressionModel {
+						return f.matchExpression(x.Key, string(x.Operator), x.Values, p)
+					})}
+			}),
+	}
+}
+
+func (f flattener) weightedTerm(w corev1.WeightedPodAffinityTerm, p WeightedPodAffinityTermModel) WeightedPodAffinityTermModel {
+	return WeightedPodAffinityTermModel{
+		Weight:        types.Int64Value(int64(w.Weight)),
+		TopologyKey:   types.StringValue(w.PodAffinityTerm.TopologyKey),
+		LabelSelector: f.labelSelector(w.PodAffinityTerm.LabelSelector, p.LabelSelector),
+		Namespaces:    f.strList(w.PodAffinityTerm.Namespaces, p.Namespaces),
+	}
+}
+
+// matchExpression is a node selector or label selector requirement.
+func (f flattener) matchExpression(key, operator string, values []string, p MatchExpressionModel) MatchExpressionModel {
+	return MatchExpressionModel{Key: types.StringValue(key), Operator: types.StringValue(operator), Values: f.strList(values, p.Values)}
+}
+
 func (f flattener) labelSelector(live *metav1.LabelSelector, prior types.Object) types.Object {
 	t := objType("affinity", "pod_anti_affinity", "preferred", "label_selector")
-	if live == nil {
-		return types.ObjectNull(t.AttrTypes)
-	}
-	p, _ := decode[LabelSelectorModel](f.ctx, prior, f.diags)
-	pexprs := priorList[MatchExpressionModel](f, p.MatchExpressions)
-	var exprs []MatchExpressionModel
-	for i, x := range live.MatchExpressions {
-		exprs = append(exprs, MatchExpressionModel{
-			Key:      types.StringValue(x.Key),
-			Operator: types.StringValue(string(x.Operator)),
-			Values:   f.strList(x.Values, at(pexprs, i).Values),
-		})
-	}
-	return encode(f.ctx, t, LabelSelectorModel{
-		MatchLabels:      f.strMap(live.MatchLabels, p.MatchLabels),
-		MatchExpressions: encodeList(f.ctx, objType("affinity", "pod_anti_affinity", "preferred", "label_selector", "match_expressions"), exprs, keepEmpty(p.MatchExpressions), f.diags),
-	}, f.diags)
+	return flattenObject(f, t, live, prior, func(live *metav1.LabelSelector, p LabelSelectorModel) LabelSelectorModel {
+		return LabelSelectorModel{
+			MatchLabels: f.strMap(live.MatchLabels, p.MatchLabels),
+			MatchExpressions: flattenList(f, objType("affinity", "pod_anti_affinity", "preferred", "label_selector", "match_expressions"),
+				live.MatchExpressions, p.MatchExpressions, func(x metav1.LabelSelectorRequirement, p MatchExpressionModel) MatchExpressionModel {
+					return f.matchExpression(x.Key, string(x.Operator), x.Values, p)
+				}),
+		}
+	})
 }
 
 func (f flattener) dnsConfig(live *corev1.PodDNSConfig, prior types.Object) types.Object {
-	t := objType("dns_config")
+	return flattenObject(f, objType("dns_config"), live, prior, func(live *corev1.PodDNSConfig, p DNSConfigModel) DNSConfigModel {
+		return DNSConfigModel{
+			Nameservers: f.strList(live.Nameservers, p.Nameservers),
+			Searches:    f.strList(live.Searches, p.Searches),
+			Options: flattenList(f, objType("dns_config", "options"), live.Options, p.Options, func(o corev1.PodDNSConfigOption, p DNSOptionModel) DNSOptionModel {
+				return DNSOptionModel{Name: types.StringValue(o.Name), Value: str(deref(o.Value), p.Value)}
+			}),
+		}
+	})
+}
+
+// flattenList reports live as a list of t, converting each element with
+// its prior element at the same index (the zero model, all null, past the
+// prior's end); an empty live list is null, or the prior empty list.
+func flattenList[L, M any](f flattener, t types.ObjectType, live []L, prior types.List, conv func(L, M) M) types.List {
+	priors := priorList[M](f, prior)
+	var out []M
+	for i, l := range live {
+		out = append(out, conv(l, at(priors, i)))
+	}
+	return encodeList(f.ctx, t, out, keepEmpty(prior), f.diags)
+}
+
+// flattenObject reports an optional live part as an object of t, converted
+// with its prior; nil is null.
+func flattenObject[L, M any](f flattener, t types.ObjectType, live *L, prior types.Object, conv func(*L, M) M) types.Object {
 	if live == nil {
 		return types.ObjectNull(t.AttrTypes)
 	}
-	p, _ := decode[DNSConfigModel](f.ctx, prior, f.diags)
-	popts := priorList[DNSOptionModel](f, p.Options)
-	var opts []DNSOptionModel
-	for i, o := range live.Options {
-		opts = append(opts, DNSOptionModel{Name: types.StringValue(o.Name), Value: str(deref(o.Value), at(popts, i).Value)})
-	}
-	return encode(f.ctx, t, DNSConfigModel{
-		Nameservers: f.strList(live.Nameservers, p.Nameservers),
-		Searches:    f.strList(live.Searches, p.Searches),
-		Options:     encodeList(f.ctx, objType("dns_config", "options"), opts, keepEmpty(p.Options), f.diags),
-	}, f.diags)
+	p, _ := decode[M](f.ctx, prior, f.diags)
+	return encode(f.ctx, t, conv(live, p), f.diags)
 }
 
 // quantityMap reports a resource list, keeping the prior spelling of every
@@ -563,15 +509,7 @@ func (f flattener) strList(live []string, prior types.List) types.List {
 }
 
 func (f flattener) strMap(live map[string]string, prior types.Map) types.Map {
-	if len(live) == 0 {
-		if keepEmptyMap(prior) {
-			return prior
-		}
-		return types.MapNull(types.StringType)
-	}
-	m, d := types.MapValueFrom(f.ctx, types.StringType, live)
-	f.diags.Append(d...)
-	return m
+	return tfvalues.Map(f.ctx, live, prior, f.diags)
 }
 
 // priorList decodes the known elements of a prior list, by index.

@@ -201,15 +201,20 @@ type EmptyDirModel struct {
 
 // ConfigMapVolumeModel is a config_map volume source.
 type ConfigMapVolumeModel struct {
-	Name        types.String `tfsdk:"name"`
-	Items       types.List   `tfsdk:"items"` // of KeyToPathModel
-	DefaultMode types.String `tfsdk:"default_mode"`
-	Optional    types.Bool   `tfsdk:"optional"`
+	Name types.String `tfsdk:"name"`
+	ProjectionModel
 }
 
 // SecretVolumeModel is a secret volume source.
 type SecretVolumeModel struct {
-	SecretName  types.String `tfsdk:"secret_name"`
+	SecretName types.String `tfsdk:"secret_name"`
+	ProjectionModel
+}
+
+// ProjectionModel is what config_map and secret volumes share: the keys
+// that become files, the files' mode, and whether the source may be
+// missing.
+type ProjectionModel struct {
 	Items       types.List   `tfsdk:"items"` // of KeyToPathModel
 	DefaultMode types.String `tfsdk:"default_mode"`
 	Optional    types.Bool   `tfsdk:"optional"`
