@@ -168,19 +168,12 @@ func flattenCluster(ctx context.Context, c *container.Cluster, project, location
 
 	pools := make([]attr.Value, 0, len(c.NodePools))
 	for _, np := range c.NodePools {
-		cfg := np.Config
-		if cfg == nil {
-			cfg = &container.NodeConfig{}
-		}
-		sandbox := ""
-		if cfg.SandboxConfig != nil {
-			sandbox = cfg.SandboxConfig.Type
-		}
+		cfg := orZero(np.Config)
 		locs, d := types.ListValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(np.Locations))
 		diags.Append(d...)
 		pools = append(pools, tfvalues.ObjectOf(clusterPoolType, map[string]attr.Value{
 			"name":                types.StringValue(np.Name),
-			"sandbox_type":        types.StringValue(sandbox),
+			"sandbox_type":        types.StringValue(orZero(cfg.SandboxConfig).Type),
 			"image_type":          types.StringValue(cfg.ImageType),
 			"machine_type":        types.StringValue(cfg.MachineType),
 			"version":             types.StringValue(np.Version),

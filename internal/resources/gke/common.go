@@ -116,3 +116,13 @@ func gkeClient(ctx context.Context, meta *conn.Meta) (*gkeapi.Client, diag.Diagn
 // defaultRequestBudget bounds a single read made outside the operation's
 // own deadline (recording state after a failed update).
 const defaultRequestBudget = 30 * time.Second
+
+// orZero is *p, or the zero message when p is nil: the container API
+// leaves out a message whose fields are all empty.
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

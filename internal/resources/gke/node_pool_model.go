@@ -233,10 +233,7 @@ func expandUpgradeSettings(u upgradeSettingsModel) *container.UpgradeSettings {
 // empty where GKE cannot tell them apart.
 func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoolModel) (nodePoolModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	cfg := np.Config
-	if cfg == nil {
-		cfg = &container.NodeConfig{}
-	}
+	cfg := orZero(np.Config)
 	m := nodePoolModel{
 		Project:        prior.Project,
 		Location:       prior.Location,
@@ -254,14 +251,8 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 	}
 	m.ID = types.StringValue(m.poolName().String())
 
-	m.SandboxType = types.StringValue("")
-	if cfg.SandboxConfig != nil {
-		m.SandboxType = types.StringValue(cfg.SandboxConfig.Type)
-	}
-	m.WorkloadMetadataMode = types.StringValue("")
-	if cfg.WorkloadMetadataConfig != nil {
-		m.WorkloadMetadataMode = types.StringValue(cfg.WorkloadMetadataConfig.Mode)
-	}
+	m.SandboxType = types.StringValue(orZero(cfg.SandboxConfig).Type)
+	m.WorkloadMetadataMode = types.StringValue(orZero(cfg.WorkloadMetadataConfig).Mode)
 
 	var d diag.Diagnostics
 	m.NodeLocations, d = types.SetValueFrom(ctx, types.StringType, tfvalues.NonNilSlice(np.Locations))
@@ -275,25 +266,16 @@ func flattenNodePool(ctx context.Context, np *container.NodePool, prior *nodePoo
 	m.Taints = flattenTaints(cfg.Taints, prior.Taints, &diags)
 	m.Autoscaling = flattenAutoscaling(ctx, np.Autoscaling, prior.Autoscaling, &diags)
 
-	mg := np.Management
-	if mg == nil {
-		mg = &container.NodeManagement{}
-	}
+	mg := orZero(np.Management)
 	m.Management = tfvalues.ObjectOf(managementType, map[string]attr.Value{
 		"auto_repair": types.BoolValue(mg.AutoRepair), "auto_upgrade": types.BoolValue(mg.AutoUpgrade),
 	}, &diags)
-	sh := cfg.ShieldedInstanceConfig
-	if sh == nil {
-		sh = &container.ShieldedInstanceConfig{}
-	}
+	sh := orZero(cfg.ShieldedInstanceConfig)
 	m.ShieldedInstanceConfig = tfvalues.ObjectOf(shieldedType, map[string]attr.Value{
 		"enable_secure_boot":          types.BoolValue(sh.EnableSecureBoot),
 		"enable_integrity_monitoring": types.BoolValue(sh.EnableIntegrityMonitoring),
 	}, &diags)
-	us := np.UpgradeSettings
-	if us == nil {
-		us = &container.UpgradeSettings{}
-	}
+	us := orZero(np.UpgradeSettings)
 	m.UpgradeSettings = tfvalues.ObjectOf(upgradeType, map[string]attr.Value{
 		"max_surge": types.Int64Value(us.MaxSurge), "max_unavailable": types.Int64Value(us.MaxUnavailable),
 	}, &diags)
