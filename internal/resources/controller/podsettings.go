@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -185,23 +186,19 @@ func (m podSettingsModel) expand(ctx context.Context, s *podSettings) diag.Diagn
 	if !m.PodSecurityContext.IsNull() {
 		var p podSecurityContextModel
 		diags.Append(m.PodSecurityContext.As(ctx, &p, objectAsOptions)...)
-		s.PodSecurityContext = map[string]any{}
-		setBool(s.PodSecurityContext, "runAsNonRoot", p.RunAsNonRoot)
-		setInt(s.PodSecurityContext, "runAsUser", p.RunAsUser)
-		setInt(s.PodSecurityContext, "runAsGroup", p.RunAsGroup)
-		setInt(s.PodSecurityContext, "fsGroup", p.FSGroup)
+		s.PodSecurityContext = knownValues(map[string]attr.Value{
+			"runAsNonRoot": p.RunAsNonRoot, "runAsUser": p.RunAsUser, "runAsGroup": p.RunAsGroup, "fsGroup": p.FSGroup,
+		})
 		setSeccomp(s.PodSecurityContext, p.SeccompProfile)
 	}
 	if !m.ContainerSecurityContext.IsNull() {
 		var c containerSecurityContextModel
 		diags.Append(m.ContainerSecurityContext.As(ctx, &c, objectAsOptions)...)
-		s.ContainerSecurityContext = map[string]any{}
-		setBool(s.ContainerSecurityContext, "allowPrivilegeEscalation", c.AllowPrivilegeEscalation)
-		setBool(s.ContainerSecurityContext, "privileged", c.Privileged)
-		setBool(s.ContainerSecurityContext, "readOnlyRootFilesystem", c.ReadOnlyRootFilesystem)
-		setBool(s.ContainerSecurityContext, "runAsNonRoot", c.RunAsNonRoot)
-		setInt(s.ContainerSecurityContext, "runAsUser", c.RunAsUser)
-		setInt(s.ContainerSecurityContext, "runAsGroup", c.RunAsGroup)
+		s.ContainerSecurityContext = knownValues(map[string]attr.Value{
+			"allowPrivilegeEscalation": c.AllowPrivilegeEscalation, "privileged": c.Privileged,
+			"readOnlyRootFilesystem": c.ReadOnlyRootFilesystem, "runAsNonRoot": c.RunAsNonRoot,
+			"runAsUser": c.RunAsUser, "runAsGroup": c.RunAsGroup,
+		})
 		caps := map[string]any{}
 		for key, l := range map[string]types.List{"add": c.CapabilitiesAdd, "drop": c.CapabilitiesDrop} {
 			if l.IsNull() {
@@ -224,16 +221,25 @@ func (m podSettingsModel) expand(ctx context.Context, s *podSettings) diag.Diagn
 	return diags
 }
 
-func setBool(m map[string]any, key string, v types.Bool) {
-	if !v.IsNull() && !v.IsUnknown() {
-		m[key] = v.ValueBool()
+// knownValues maps Kubernetes field names to the values of the attributes
+// that are set (booleans and integers), leaving out null and unknown ones.
+func knownValues(fields map[string]attr.Value) map[string]any {
+	out := map[string]any{}
+	for key, v := range fields {
+		if v.IsNull() || v.IsUnknown() {
+			continue
+		}
+		switch v := v.(type) {
+		case types.Bool:
+			out[key] = v.ValueBool()
+		case types.Int64:
+			out[key] = v.ValueInt64()
+		default:
+			// A new kind of field must be added here.
+			panic(fmt.Sprintf("controller: no Kubernetes value for %T", v))
+		}
 	}
-}
-
-func setInt(m map[string]any, key string, v types.Int64) {
-	if !v.IsNull() && !v.IsUnknown() {
-		m[key] = v.ValueInt64()
-	}
+	return out
 }
 
 func setSeccomp(m map[string]any, v types.String) {
