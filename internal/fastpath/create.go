@@ -72,24 +72,16 @@ func isCreate(req *tfprotov6.PlanResourceChangeRequest) bool {
 // planCreate returns the framework's answer to the plan of a create, when
 // it can show what it is.
 func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	if !s.configured.Load() || req.ProposedNewState == nil || req.Config == nil ||
-		len(req.PriorPrivate) > 0 || req.PriorIdentity != nil {
+	if req.ProposedNewState == nil || req.Config == nil || len(req.PriorPrivate) > 0 || req.PriorIdentity != nil {
 		return nil, false
 	}
-	ti := s.typeInfo(ctx, req.TypeName)
-	if ti == nil || !ti.createOK {
-		return nil, false
-	}
-	data, ok := s.providerData()
+	ti, data, ok := s.planType(ctx, req.TypeName, func(ti *typeInfo) bool { return ti.createOK })
 	if !ok {
 		return nil, false
 	}
-	proposed, err := req.ProposedNewState.Unmarshal(ti.tfType)
-	if err != nil || proposed.IsNull() || !proposed.IsKnown() {
-		return nil, false
-	}
-	config, err := req.Config.Unmarshal(ti.tfType)
-	if err != nil || config.IsNull() || !config.IsKnown() {
+	proposed, ok1 := knownValue(req.ProposedNewState, ti.tfType)
+	config, ok2 := knownValue(req.Config, ti.tfType)
+	if !ok1 || !ok2 {
 		return nil, false
 	}
 	planned, _, ok := planObject(ti.create, proposed, config, true, true)
@@ -100,11 +92,40 @@ func (s *Server) planCreate(ctx context.Context, req *tfprotov6.PlanResourceChan
 	if !ok {
 		return nil, false
 	}
-	dv, err := tfprotov6.NewDynamicValue(ti.tfType, planned)
+	return plannedResponse(ti.tfType, planned, nil)
+}
+
+// planType returns what every plan the fast path makes starts from: the
+// information of req's type, when eligible says plans of this kind of it
+// may be answered, and the provider's data. ok is false when the provider
+// is not configured, the type is not known or not eligible, or the
+// provider's data is not there.
+func (s *Server) planType(ctx context.Context, typeName string, eligible func(*typeInfo) bool) (ti *typeInfo, data any, ok bool) {
+	if !s.configured.Load() {
+		return nil, nil, false
+	}
+	if ti = s.typeInfo(ctx, typeName); ti == nil || !eligible(ti) {
+		return nil, nil, false
+	}
+	data, ok = s.providerData()
+	return ti, data, ok
+}
+
+// knownValue decodes dv as a value of t; false when it does not decode,
+// is null or is unknown.
+func knownValue(dv *tfprotov6.DynamicValue, t tftypes.Type) (tftypes.Value, bool) {
+	v, err := dv.Unmarshal(t)
+	return v, err == nil && !v.IsNull() && v.IsKnown()
+}
+
+// plannedResponse is the answer that plans planned, a value of t, with
+// the planned private state private.
+func plannedResponse(t tftypes.Type, planned tftypes.Value, private []byte) (*tfprotov6.PlanResourceChangeResponse, bool) {
+	dv, err := tfprotov6.NewDynamicValue(t, planned)
 	if err != nil {
 		return nil, false
 	}
-	return &tfprotov6.PlanResourceChangeResponse{PlannedState: &dv}, true
+	return &tfprotov6.PlanResourceChangeResponse{PlannedState: &dv, PlannedPrivate: private}, true
 }
 
 // planObject plans the attributes and blocks of one object (the resource,

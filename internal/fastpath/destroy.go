@@ -43,15 +43,11 @@ func isDestroy(req *tfprotov6.PlanResourceChangeRequest) bool {
 // planDestroy returns the framework's answer to the plan of a destroy,
 // when it can show what it is.
 func (s *Server) planDestroy(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	if !s.configured.Load() || req.PriorState == nil || len(req.PriorState.MsgPack) == 0 || req.PriorIdentity != nil ||
+	if req.PriorState == nil || len(req.PriorState.MsgPack) == 0 || req.PriorIdentity != nil ||
 		(len(req.PriorPrivate) > 0 && !onlyReadMarker(req.PriorPrivate)) {
 		return nil, false
 	}
-	ti := s.typeInfo(ctx, req.TypeName)
-	if ti == nil || !ti.destroyOK {
-		return nil, false
-	}
-	data, ok := s.providerData()
+	ti, data, ok := s.planType(ctx, req.TypeName, func(ti *typeInfo) bool { return ti.destroyOK })
 	if !ok {
 		return nil, false
 	}

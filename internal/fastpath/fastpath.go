@@ -269,7 +269,7 @@ func (s *Server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 // unchanged reports whether the framework would plan req's prior state
 // as it is, with no diagnostic, replacement, private state or deferral.
 func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) bool {
-	if !s.configured.Load() || req.PriorState == nil || req.ProposedNewState == nil || req.Config == nil ||
+	if req.PriorState == nil || req.ProposedNewState == nil || req.Config == nil ||
 		(len(req.PriorPrivate) > 0 && !onlyReadMarker(req.PriorPrivate)) || req.PriorIdentity != nil {
 		return false
 	}
@@ -281,11 +281,7 @@ func (s *Server) unchanged(ctx context.Context, req *tfprotov6.PlanResourceChang
 	if len(prior) == 0 || !bytes.Equal(prior, req.ProposedNewState.MsgPack) || len(req.Config.MsgPack) == 0 {
 		return false
 	}
-	ti := s.typeInfo(ctx, req.TypeName)
-	if ti == nil || !ti.planOK {
-		return false
-	}
-	data, ok := s.providerData()
+	ti, data, ok := s.planType(ctx, req.TypeName, func(ti *typeInfo) bool { return ti.planOK })
 	if !ok {
 		return false
 	}

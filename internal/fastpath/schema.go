@@ -185,50 +185,58 @@ func newTypeInfo(ctx context.Context, factory func() resource.Resource) *typeInf
 	ti.create, ti.createWhy = createIndex(ctx, sresp.Schema)
 	ti.createOK = ti.createWhy == ""
 	ti.update, ti.updateWhy = updateIndex(sresp.Schema, ti.createWhy)
-	w := walker{ctx: ctx}
-	ti.defaults = w.object(sresp.Schema.Attributes, sresp.Schema.Blocks, "")
-	if w.why != "" {
-		ti.why = w.why
-		return ti
-	}
-	ti.planOK = true
+	ti.defaults, ti.why = walkSchema(&walker{schemaWalk{ctx: ctx}}, sresp.Schema)
+	ti.planOK = ti.why == ""
 	return ti
 }
 
 // walker collects defaults and checks that every plan modifier, default
 // and attribute kind of a schema is one the fast path understands.
-type walker struct {
+type walker struct{ schemaWalk }
+
+// schemaWalk is what every schema walker (those of schema.go,
+// schema_create.go and validate_index.go) holds: the context, and the
+// first reason it found to leave a type to the framework.
+type schemaWalk struct {
 	ctx context.Context
-	refusal
+	why string
 }
 
-// refusal keeps the first reason a schema walker found to leave a type to
-// the framework (the walkers of schema.go, schema_create.go and
-// validate_index.go).
-type refusal struct{ why string }
-
-func (r *refusal) refuse(at, format string, args ...any) {
+func (r *schemaWalk) refuse(at, format string, args ...any) {
 	if r.why == "" {
 		r.why = at + ": " + fmt.Sprintf(format, args...)
 	}
 }
 
+func (r *schemaWalk) refusal() string { return r.why }
+
+// nodeWalker is a schema walker: the node of an attribute or a block of
+// an object at path p (nil: nothing to keep), and its first refusal.
+type nodeWalker[N any] interface {
+	attribute(name, p string, a schema.Attribute) *N
+	block(name, p string, b schema.Block) *N
+	refusal() string
+}
+
+// walkSchema walks the attributes and blocks of s with w: the nodes it
+// keeps, and why the type is left to the framework ("" when it is not).
+func walkSchema[N any](w nodeWalker[N], s schema.Schema) ([]*N, string) {
+	nodes := walkObject(w, s.Attributes, s.Blocks, "")
+	return nodes, w.refusal()
+}
+
 // walkObject walks the attributes, then the blocks, of an object of a
 // schema whose path is at (ending in "." below the root), and keeps the
-// nodes a walker's attribute and block return (nil: nothing to keep). The
-// schema walkers of schema.go, schema_create.go and validate_index.go all
-// walk objects so.
-func walkObject[N any](attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string,
-	attribute func(name, p string, a schema.Attribute) *N, block func(name, p string, b schema.Block) *N,
-) []*N {
+// nodes w's attribute and block return.
+func walkObject[N any](w nodeWalker[N], attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*N {
 	var out []*N
 	for name, a := range attrs {
-		if n := attribute(name, at+name, a); n != nil {
+		if n := w.attribute(name, at+name, a); n != nil {
 			out = append(out, n)
 		}
 	}
 	for name, b := range blocks {
-		if n := block(name, at+name, b); n != nil {
+		if n := w.block(name, at+name, b); n != nil {
 			out = append(out, n)
 		}
 	}
@@ -237,7 +245,7 @@ func walkObject[N any](attrs map[string]schema.Attribute, blocks map[string]sche
 
 // unplanned refuses the attributes no plan fast path answers for:
 // write-only and dynamic ones.
-func (r *refusal) unplanned(p string, a schema.Attribute) bool {
+func (r *schemaWalk) unplanned(p string, a schema.Attribute) bool {
 	if a.IsWriteOnly() {
 		r.refuse(p, "write-only attribute")
 		return true
@@ -247,10 +255,6 @@ func (r *refusal) unplanned(p string, a schema.Attribute) bool {
 		return true
 	}
 	return false
-}
-
-func (w *walker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*node {
-	return walkObject(attrs, blocks, at, w.attribute, w.block)
 }
 
 func (w *walker) attribute(name, p string, a schema.Attribute) *node {
@@ -264,7 +268,7 @@ func (w *walker) attribute(name, p string, a schema.Attribute) *node {
 	}
 	if nd, ok := nestedOf(a); ok {
 		w.modifiers(p, nd.modifiers)
-		children := w.object(nd.attrs, nil, p+".")
+		children := walkObject(w, nd.attrs, nil, p+".")
 		if nd.nesting != nestSet {
 			n.nesting, n.children = nd.nesting, children
 		} else if len(children) > 0 {
@@ -285,16 +289,16 @@ func (w *walker) block(name, p string, b schema.Block) *node {
 	case schema.SingleNestedBlock:
 		w.modifiers(p, b.PlanModifiers)
 		n.nesting = nestSingle
-		n.children = w.object(b.Attributes, b.Blocks, p+".")
+		n.children = walkObject(w, b.Attributes, b.Blocks, p+".")
 	case schema.ListNestedBlock:
 		w.modifiers(p, b.PlanModifiers)
 		w.modifiers(p, b.NestedObject.PlanModifiers)
 		n.nesting = nestList
-		n.children = w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
+		n.children = walkObject(w, b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
 	case schema.SetNestedBlock:
 		w.modifiers(p, b.PlanModifiers)
 		w.modifiers(p, b.NestedObject.PlanModifiers)
-		if len(w.object(b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")) > 0 {
+		if len(walkObject(w, b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")) > 0 {
 			w.refuse(p, "default inside a set")
 		}
 	default:
@@ -363,7 +367,7 @@ func planModifiers(a schema.Attribute) any {
 // defaultValue is the Terraform value of an attribute's default, when it
 // has one; an attribute with a default the fast path cannot compute once
 // makes the type ineligible.
-func (w *walker) defaultValue(p string, a schema.Attribute) (tftypes.Value, bool) {
+func (w *schemaWalk) defaultValue(p string, a schema.Attribute) (tftypes.Value, bool) {
 	var (
 		d   any
 		run func() (tfValuer, bool)

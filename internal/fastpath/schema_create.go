@@ -45,19 +45,10 @@ type cnode struct {
 // cannot plan creates of it (modifiers are checked by the walker of
 // schema.go against InertOnCreate, see createModifiers).
 func createIndex(ctx context.Context, s schema.Schema) ([]*cnode, string) {
-	w := createWalker{ctx: ctx}
-	nodes := w.object(s.Attributes, s.Blocks, "")
-	return nodes, w.why
+	return walkSchema(&createWalker{schemaWalk{ctx: ctx}}, s)
 }
 
-type createWalker struct {
-	ctx context.Context
-	refusal
-}
-
-func (w *createWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*cnode {
-	return walkObject(attrs, blocks, at, w.attribute, w.block)
-}
+type createWalker struct{ schemaWalk }
 
 func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 	if w.unplanned(p, a) {
@@ -78,7 +69,7 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 	w.modifiers(p, planModifiers(a))
 	n := &cnode{name: name, computed: a.IsComputed(), whole: whole}
 	// Defaults: the constant defaults of the unchanged fast path.
-	dw := walker{ctx: w.ctx}
+	dw := schemaWalk{ctx: w.ctx}
 	d, ok := dw.defaultValue(p, a)
 	if dw.why != "" {
 		if w.why == "" {
@@ -95,7 +86,7 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 	}
 	if nd, ok := nestedOf(a); ok {
 		w.modifiers(p, nd.modifiers)
-		n.nesting, n.children = nd.nesting, w.object(nd.attrs, nil, p+".")
+		n.nesting, n.children = nd.nesting, walkObject(w, nd.attrs, nil, p+".")
 		// The framework finds a set element's configuration by the
 		// planned element's value (MarkComputedNilsAsUnknown walks the
 		// configuration with tftypes.WalkAttributePath); not mirrored.
@@ -118,7 +109,7 @@ func (w *createWalker) block(name, p string, b schema.Block) *cnode {
 	switch b := b.(type) {
 	case schema.SingleNestedBlock:
 		w.modifiers(p, b.PlanModifiers)
-		n.nesting, n.children = nestSingle, w.object(b.Attributes, b.Blocks, p+".")
+		n.nesting, n.children = nestSingle, walkObject(w, b.Attributes, b.Blocks, p+".")
 	case schema.ListNestedBlock, schema.SetNestedBlock:
 		// The framework hands ModifyPlan an empty list or set block as a
 		// null one (fromproto6/dynamic_value.go:52,
@@ -169,12 +160,9 @@ func everyType(t attr.Type, leaf func(attr.Type) bool) bool {
 	switch t := t.(type) {
 	case timeouts.Type:
 		return everyType(t.ObjectType, leaf)
-	case basetypes.ListType:
-		return everyType(t.ElemType, leaf)
-	case basetypes.SetType:
-		return everyType(t.ElemType, leaf)
-	case basetypes.MapType:
-		return everyType(t.ElemType, leaf)
+	case basetypes.ListType, basetypes.SetType, basetypes.MapType:
+		et, ok := t.(attr.TypeWithElementType)
+		return ok && everyType(et.ElementType(), leaf)
 	case basetypes.ObjectType:
 		for _, at := range t.AttrTypes {
 			if !everyType(at, leaf) {

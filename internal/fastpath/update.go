@@ -233,28 +233,17 @@ func isUpdate(req *tfprotov6.PlanResourceChangeRequest) bool {
 // planUpdate returns the framework's answer to the plan of an in-place
 // update, when it can show what it is.
 func (s *Server) planUpdate(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	if !s.configured.Load() || req.Config == nil || req.PriorIdentity != nil ||
-		(len(req.PriorPrivate) > 0 && !onlyReadMarker(req.PriorPrivate)) {
+	if req.Config == nil || req.PriorIdentity != nil || (len(req.PriorPrivate) > 0 && !onlyReadMarker(req.PriorPrivate)) {
 		return nil, false
 	}
-	ti := s.typeInfo(ctx, req.TypeName)
-	if ti == nil || ti.updateWhy != "" {
-		return nil, false
-	}
-	data, ok := s.providerData()
+	ti, data, ok := s.planType(ctx, req.TypeName, func(ti *typeInfo) bool { return ti.updateWhy == "" })
 	if !ok {
 		return nil, false
 	}
-	prior, err := req.PriorState.Unmarshal(ti.tfType)
-	if err != nil || prior.IsNull() || !prior.IsKnown() {
-		return nil, false
-	}
-	proposed, err := req.ProposedNewState.Unmarshal(ti.tfType)
-	if err != nil || proposed.IsNull() || !proposed.IsKnown() {
-		return nil, false
-	}
-	config, err := req.Config.Unmarshal(ti.tfType)
-	if err != nil || config.IsNull() || !config.IsKnown() {
+	prior, ok1 := knownValue(req.PriorState, ti.tfType)
+	proposed, ok2 := knownValue(req.ProposedNewState, ti.tfType)
+	config, ok3 := knownValue(req.Config, ti.tfType)
+	if !ok1 || !ok2 || !ok3 {
 		return nil, false
 	}
 	planned, _, ok := planObject(ti.create, proposed, config, true, false)
@@ -272,11 +261,7 @@ func (s *Server) planUpdate(ctx context.Context, req *tfprotov6.PlanResourceChan
 	if planned, ok = modifyPlan(ctx, ti, data, req.ClientCapabilities, config, planned, prior); !ok {
 		return nil, false
 	}
-	dv, err := tfprotov6.NewDynamicValue(ti.tfType, planned)
-	if err != nil {
-		return nil, false
-	}
-	return &tfprotov6.PlanResourceChangeResponse{PlannedState: &dv, PlannedPrivate: req.PriorPrivate}, true
+	return plannedResponse(ti.tfType, planned, req.PriorPrivate)
 }
 
 // updateModifiers runs the top-level plan modifiers of an update (step 5

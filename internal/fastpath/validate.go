@@ -104,8 +104,8 @@ func (s *Server) ValidateFast(ctx context.Context, req *tfprotov6.ValidateResour
 	default:
 		return nil, false
 	}
-	config, err := req.Config.Unmarshal(ti.tfType)
-	if err != nil || config.IsNull() || !config.IsKnown() || !numbersOK(config) {
+	config, known := knownValue(req.Config, ti.tfType)
+	if !known || !numbersOK(config) {
 		return nil, false
 	}
 	defer func() {

@@ -71,19 +71,10 @@ func validateIndex(ctx context.Context, s schema.Schema) ([]*vnode, string) {
 	if d := s.ValidateImplementation(ctx); len(d) > 0 {
 		return nil, "schema implementation: " + d[0].Summary() + ": " + d[0].Detail()
 	}
-	w := validateWalker{ctx: ctx}
-	nodes := w.object(s.Attributes, s.Blocks, "")
-	return nodes, w.why
+	return walkSchema(&validateWalker{schemaWalk{ctx: ctx}}, s)
 }
 
-type validateWalker struct {
-	ctx context.Context
-	refusal
-}
-
-func (w *validateWalker) object(attrs map[string]schema.Attribute, blocks map[string]schema.Block, at string) []*vnode {
-	return walkObject(attrs, blocks, at, w.attribute, w.block)
-}
+type validateWalker struct{ schemaWalk }
 
 func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
 	if !a.IsRequired() && !a.IsOptional() && !a.IsComputed() {
@@ -111,20 +102,11 @@ func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
 	}
 	if nd, ok := nestedOf(a); ok {
 		switch nd.nesting {
-		case nestList:
-			lt, ok := n.typ.(basetypes.ListType)
-			if !ok {
-				w.refuse(p, "list nested attribute of type %T", n.typ)
+		case nestList, nestMap:
+			if n.elemType, ok = elemType(n.typ, nd.nesting); !ok {
+				w.refuse(p, "%s nested attribute of type %T", map[int]string{nestList: "list", nestMap: "map"}[nd.nesting], n.typ)
 				return nil
 			}
-			n.elemType = lt.ElemType
-		case nestMap:
-			mt, ok := n.typ.(basetypes.MapType)
-			if !ok {
-				w.refuse(p, "map nested attribute of type %T", n.typ)
-				return nil
-			}
-			n.elemType = mt.ElemType
 		case nestSet:
 			// Elements are found by value (path.AtSetValue); not mirrored.
 			w.refuse(p, "set nested attribute")
@@ -132,7 +114,7 @@ func (w *validateWalker) attribute(name, p string, a schema.Attribute) *vnode {
 		}
 		n.nesting = nd.nesting
 		n.objValidate = nestedObjectValidators(nd.object)
-		n.children = w.object(nd.attrs, nil, p+".")
+		n.children = walkObject(w, nd.attrs, nil, p+".")
 	}
 	if !n.relevant() {
 		return nil
@@ -155,12 +137,8 @@ func (w *validateWalker) block(name, p string, b schema.Block) *vnode {
 		return nil
 	}
 	n.objValidate = nestedObjectValidators(sb.GetNestedObject())
-	if ov := objectValidators(sb.ObjectValidators()); ov != nil {
-		n.validate = func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			ov(ctx, toObject(ctx, v), r, out)
-		}
-	}
-	n.children = w.object(sb.Attributes, sb.Blocks, p+".")
+	n.validate = objectKindValidators(sb.ObjectValidators())
+	n.children = walkObject(w, sb.Attributes, sb.Blocks, p+".")
 	if !n.relevant() {
 		return nil
 	}
@@ -173,6 +151,18 @@ func (w *validateWalker) block(name, p string, b schema.Block) *vnode {
 func (n *vnode) relevant() bool {
 	return n.required || (n.computed && !n.optional) || n.deprecation != "" ||
 		n.validate != nil || n.objValidate != nil || len(n.children) > 0
+}
+
+// elemType is the element type of t when t is the framework's list type
+// (nesting nestList) or map type (nestMap); false for any other.
+func elemType(t attr.Type, nesting int) (attr.Type, bool) {
+	switch t := t.(type) {
+	case basetypes.ListType:
+		return t.ElemType, nesting == nestList
+	case basetypes.MapType:
+		return t.ElemType, nesting == nestMap
+	}
+	return nil, false
 }
 
 // validatedType reports whether the values of t convert and validate
@@ -233,33 +223,64 @@ func objectValidators(vs []validator.Object) objectValidateFunc {
 		return nil
 	}
 	return func(ctx context.Context, v basetypes.ObjectValue, r vreq, out *diag.Diagnostics) {
-		req := validator.ObjectRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}
-		for _, x := range vs {
-			resp := &validator.ObjectResponse{}
-			x.ValidateObject(ctx, req, resp)
-			out.Append(resp.Diagnostics...)
-		}
+		runValidators(ctx, vs, validator.Object.ValidateObject, v, r, out)
+	}
+}
+
+// validatorRequest is the request of every kind of the framework's
+// validators (validator.BoolRequest, validator.StringRequest, ...): the
+// same fields but for the type of ConfigValue, the kind's value.
+type validatorRequest[Value any] interface {
+	~struct {
+		Path               path.Path
+		PathExpression     path.Expression
+		Config             tfsdk.Config
+		ConfigValue        Value
+		ClientCapabilities validator.ValidateSchemaClientCapabilities
+	}
+}
+
+// validatorResponse is the response of every kind of validators
+// (validator.BoolResponse, ...).
+type validatorResponse interface {
+	~struct{ Diagnostics diag.Diagnostics }
+}
+
+// runValidators calls each validator of vs (validate is the kind's
+// method, validator.Bool.ValidateBool for instance) on v with the kind's
+// request, in order, and appends its diagnostics.
+func runValidators[V, Value any, Req validatorRequest[Value], Resp validatorResponse](
+	ctx context.Context, vs []V, validate func(V, context.Context, Req, *Resp), v Value, r vreq, out *diag.Diagnostics,
+) {
+	req := Req{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}
+	for _, x := range vs {
+		var resp Resp
+		validate(x, ctx, req, &resp)
+		out.Append(struct{ Diagnostics diag.Diagnostics }(resp).Diagnostics...)
 	}
 }
 
 // kindValidators is the runner of one kind's validators vs: the value
-// converted once as the framework converts it (convert), then each
-// validator called in order with the kind's request (call) and its
-// diagnostics appended. Nil when there are none.
-func kindValidators[V, Valuable, Value any](
+// converted once as the framework converts it (convert), then the
+// validators run (runValidators). Nil when there are none.
+func kindValidators[V, Valuable, Value any, Req validatorRequest[Value], Resp validatorResponse](
 	vs []V, kind string,
 	to func(Valuable, context.Context) (Value, diag.Diagnostics),
-	call func(context.Context, V, vreq, Value) diag.Diagnostics,
+	validate func(V, context.Context, Req, *Resp),
 ) (validateFunc, bool) {
 	if len(vs) == 0 {
 		return nil, true
 	}
 	return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-		cv := convert(ctx, v, kind, to)
-		for _, x := range vs {
-			out.Append(call(ctx, x, r, cv)...)
-		}
+		runValidators(ctx, vs, validate, convert(ctx, v, kind, to), r, out)
 	}, true
+}
+
+// objectKindValidators is the runner of an attribute's or a block's own
+// object validators (nil when none).
+func objectKindValidators(vs []validator.Object) validateFunc {
+	f, _ := kindValidators(vs, "object", basetypes.ObjectValuable.ToObjectValue, validator.Object.ValidateObject)
+	return f
 }
 
 // attributeValidators returns the runner of an attribute's validators
@@ -269,12 +290,7 @@ func kindValidators[V, Valuable, Value any](
 func attributeValidators(a schema.Attribute) (validateFunc, bool) {
 	switch a := a.(type) {
 	case interface{ BoolValidators() []validator.Bool }:
-		return kindValidators(a.BoolValidators(), "bool", basetypes.BoolValuable.ToBoolValue,
-			func(ctx context.Context, x validator.Bool, r vreq, v basetypes.BoolValue) diag.Diagnostics {
-				var resp validator.BoolResponse
-				x.ValidateBool(ctx, validator.BoolRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.BoolValidators(), "bool", basetypes.BoolValuable.ToBoolValue, validator.Bool.ValidateBool)
 	case interface {
 		Float32Validators() []validator.Float32
 	}:
@@ -282,64 +298,23 @@ func attributeValidators(a schema.Attribute) (validateFunc, bool) {
 	case interface {
 		Float64Validators() []validator.Float64
 	}:
-		return kindValidators(a.Float64Validators(), "float64", basetypes.Float64Valuable.ToFloat64Value,
-			func(ctx context.Context, x validator.Float64, r vreq, v basetypes.Float64Value) diag.Diagnostics {
-				var resp validator.Float64Response
-				x.ValidateFloat64(ctx, validator.Float64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.Float64Validators(), "float64", basetypes.Float64Valuable.ToFloat64Value, validator.Float64.ValidateFloat64)
 	case interface{ Int32Validators() []validator.Int32 }:
 		return nil, false
 	case interface{ Int64Validators() []validator.Int64 }:
-		return kindValidators(a.Int64Validators(), "int64", basetypes.Int64Valuable.ToInt64Value,
-			func(ctx context.Context, x validator.Int64, r vreq, v basetypes.Int64Value) diag.Diagnostics {
-				var resp validator.Int64Response
-				x.ValidateInt64(ctx, validator.Int64Request{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.Int64Validators(), "int64", basetypes.Int64Valuable.ToInt64Value, validator.Int64.ValidateInt64)
 	case interface{ ListValidators() []validator.List }:
-		return kindValidators(a.ListValidators(), "list", basetypes.ListValuable.ToListValue,
-			func(ctx context.Context, x validator.List, r vreq, v basetypes.ListValue) diag.Diagnostics {
-				var resp validator.ListResponse
-				x.ValidateList(ctx, validator.ListRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.ListValidators(), "list", basetypes.ListValuable.ToListValue, validator.List.ValidateList)
 	case interface{ MapValidators() []validator.Map }:
-		return kindValidators(a.MapValidators(), "map", basetypes.MapValuable.ToMapValue,
-			func(ctx context.Context, x validator.Map, r vreq, v basetypes.MapValue) diag.Diagnostics {
-				var resp validator.MapResponse
-				x.ValidateMap(ctx, validator.MapRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.MapValidators(), "map", basetypes.MapValuable.ToMapValue, validator.Map.ValidateMap)
 	case interface{ NumberValidators() []validator.Number }:
-		return kindValidators(a.NumberValidators(), "number", basetypes.NumberValuable.ToNumberValue,
-			func(ctx context.Context, x validator.Number, r vreq, v basetypes.NumberValue) diag.Diagnostics {
-				var resp validator.NumberResponse
-				x.ValidateNumber(ctx, validator.NumberRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.NumberValidators(), "number", basetypes.NumberValuable.ToNumberValue, validator.Number.ValidateNumber)
 	case interface{ ObjectValidators() []validator.Object }:
-		ov := objectValidators(a.ObjectValidators())
-		if ov == nil {
-			return nil, true
-		}
-		return func(ctx context.Context, v attr.Value, r vreq, out *diag.Diagnostics) {
-			ov(ctx, toObject(ctx, v), r, out)
-		}, true
+		return objectKindValidators(a.ObjectValidators()), true
 	case interface{ SetValidators() []validator.Set }:
-		return kindValidators(a.SetValidators(), "set", basetypes.SetValuable.ToSetValue,
-			func(ctx context.Context, x validator.Set, r vreq, v basetypes.SetValue) diag.Diagnostics {
-				var resp validator.SetResponse
-				x.ValidateSet(ctx, validator.SetRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.SetValidators(), "set", basetypes.SetValuable.ToSetValue, validator.Set.ValidateSet)
 	case interface{ StringValidators() []validator.String }:
-		return kindValidators(a.StringValidators(), "string", basetypes.StringValuable.ToStringValue,
-			func(ctx context.Context, x validator.String, r vreq, v basetypes.StringValue) diag.Diagnostics {
-				var resp validator.StringResponse
-				x.ValidateString(ctx, validator.StringRequest{ClientCapabilities: r.caps, Config: r.config, ConfigValue: v, Path: r.path, PathExpression: r.expr}, &resp)
-				return resp.Diagnostics
-			})
+		return kindValidators(a.StringValidators(), "string", basetypes.StringValuable.ToStringValue, validator.String.ValidateString)
 	case interface {
 		DynamicValidators() []validator.Dynamic
 	}:
