@@ -77,20 +77,13 @@ func attribute(a schema.Attribute) schema.Attribute {
 		a.CustomType = typeOr[basetypes.ObjectTypable](a.CustomType, ObjectType(a.Attributes))
 		return a
 	case schema.ListNestedAttribute:
-		a.NestedObject = object(a.NestedObject)
-		a.CustomType = typeOr[basetypes.ListTypable](a.CustomType, types.ListType{ElemType: a.NestedObject.Type()})
-		return a
+		return nestedCollection(&a, &a.NestedObject, &a.CustomType, object, listType)
 	case schema.SetNestedAttribute:
-		a.NestedObject = object(a.NestedObject)
-		a.CustomType = typeOr[basetypes.SetTypable](a.CustomType, types.SetType{ElemType: a.NestedObject.Type()})
-		return a
+		return nestedCollection(&a, &a.NestedObject, &a.CustomType, object, setType)
 	case schema.MapNestedAttribute:
-		a.NestedObject = object(a.NestedObject)
-		a.CustomType = typeOr[basetypes.MapTypable](a.CustomType, types.MapType{ElemType: a.NestedObject.Type()})
-		return a
-	default:
-		return a
+		return nestedCollection(&a, &a.NestedObject, &a.CustomType, object, mapType)
 	}
+	return a
 }
 
 func object(o schema.NestedAttributeObject) schema.NestedAttributeObject {
@@ -107,17 +100,36 @@ func block(b schema.Block) schema.Block {
 		b.CustomType = typeOr[basetypes.ObjectTypable](b.CustomType, types.ObjectType{AttrTypes: blockAttrTypes(b.Attributes, b.Blocks)})
 		return b
 	case schema.ListNestedBlock:
-		b.NestedObject = blockObject(b.NestedObject)
-		b.CustomType = typeOr[basetypes.ListTypable](b.CustomType, types.ListType{ElemType: b.NestedObject.Type()})
-		return b
+		return nestedCollection(&b, &b.NestedObject, &b.CustomType, blockObject, listType)
 	case schema.SetNestedBlock:
-		b.NestedObject = blockObject(b.NestedObject)
-		b.CustomType = typeOr[basetypes.SetTypable](b.CustomType, types.SetType{ElemType: b.NestedObject.Type()})
-		return b
-	default:
-		return b
+		return nestedCollection(&b, &b.NestedObject, &b.CustomType, blockObject, setType)
 	}
+	return b
 }
+
+// nestedCollection precomputes the list, set or map nested attribute or block
+// *s: its nested object *o (precompute: object or blockObject), then its
+// type *custom, the collection (of) of the object's type, unless the
+// schema set one.
+func nestedCollection[S any, O nestedObject, T any](
+	s *S, o *O, custom *T, precompute func(O) O, of func(elem attr.Type) T,
+) S {
+	*o = precompute(*o)
+	*custom = typeOr(*custom, of((*o).Type()))
+	return *s
+}
+
+// nestedObject is a nested attribute's or block's object
+// (schema.NestedAttributeObject, schema.NestedBlockObject).
+type nestedObject interface {
+	Type() basetypes.ObjectTypable
+}
+
+func listType(elem attr.Type) basetypes.ListTypable { return types.ListType{ElemType: elem} }
+
+func setType(elem attr.Type) basetypes.SetTypable { return types.SetType{ElemType: elem} }
+
+func mapType(elem attr.Type) basetypes.MapTypable { return types.MapType{ElemType: elem} }
 
 func blockObject(o schema.NestedBlockObject) schema.NestedBlockObject {
 	o.Attributes = attributes(o.Attributes)
