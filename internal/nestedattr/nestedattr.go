@@ -83,38 +83,44 @@ type shape struct {
 func New(inner Inner, p provider.Provider) *Server {
 	ctx := context.Background()
 	s := &Server{Inner: inner, resources: map[string]shape{}, dataSources: map[string]shape{}}
-	var meta provider.MetadataResponse
-	p.Metadata(ctx, provider.MetadataRequest{}, &meta)
-
-	var ps provider.SchemaResponse
-	p.Schema(ctx, provider.SchemaRequest{}, &ps)
-	s.provider = shapeOf(ctx, ps.Schema.Type(), ps.Schema.GetAttributes(), ps.Schema.GetBlocks())
-
+	meta := answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
+	s.provider = shapeOf(ctx, answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema)
 	for _, f := range p.Resources(ctx) {
 		r := f()
-		var m resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: meta.TypeName}, &m)
-		var sr resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &sr)
-		s.resources[m.TypeName] = shapeOf(ctx, sr.Schema.Type(), sr.Schema.GetAttributes(), sr.Schema.GetBlocks())
+		m := answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName})
+		s.resources[m.TypeName] = shapeOf(ctx, answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema)
 	}
 	for _, f := range p.DataSources(ctx) {
 		d := f()
-		var m datasource.MetadataResponse
-		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: meta.TypeName}, &m)
-		var sr datasource.SchemaResponse
-		d.Schema(ctx, datasource.SchemaRequest{}, &sr)
-		s.dataSources[m.TypeName] = shapeOf(ctx, sr.Schema.Type(), sr.Schema.GetAttributes(), sr.Schema.GetBlocks())
+		m := answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName})
+		s.dataSources[m.TypeName] = shapeOf(ctx, answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema)
 	}
 	return s
 }
 
-func shapeOf[A, B any](ctx context.Context, t attr.Type, attrs map[string]A, blocks map[string]B) shape {
+// answer is the response of one of the framework's methods of x (such as
+// resource.Resource.Schema) to req.
+func answer[T, Req, Resp any](ctx context.Context, x T, method func(T, context.Context, Req, *Resp), req Req) Resp {
+	var resp Resp
+	method(x, ctx, req, &resp)
+	return resp
+}
+
+// frameworkSchema is the framework's schema of a provider, resource or
+// data source (the Schema of each package).
+type frameworkSchema[A, B any] interface {
+	Type() attr.Type
+	GetAttributes() map[string]A
+	GetBlocks() map[string]B
+}
+
+func shapeOf[A, B any](ctx context.Context, s frameworkSchema[A, B]) shape {
+	t := s.Type()
 	sh := shape{typ: t.TerraformType(ctx), attrs: t, topLevel: map[string]bool{}, blocks: map[string]bool{}}
-	for name := range attrs {
+	for name := range s.GetAttributes() {
 		sh.topLevel[name] = true
 	}
-	for name := range blocks {
+	for name := range s.GetBlocks() {
 		sh.blocks[name] = true
 	}
 	if o, ok := t.(attr.TypeWithAttributeTypes); ok {
