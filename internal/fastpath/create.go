@@ -3,6 +3,7 @@ package fastpath
 import (
 	"bytes"
 	"context"
+	"maps"
 	"math/big"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -169,10 +170,7 @@ func planObject(nodes []*cnode, pv, cv tftypes.Value, defaults, mark bool) (tfty
 		}
 		if changed {
 			if out == nil {
-				out = make(map[string]tftypes.Value, len(pa))
-				for k, v := range pa {
-					out[k] = v
-				}
+				out = maps.Clone(pa)
 			}
 			out[n.name] = ne
 		}
@@ -275,10 +273,7 @@ func (n *cnode) plan(pv, cv tftypes.Value, defaults, mark bool) (tftypes.Value, 
 			}
 			if c {
 				if out == nil {
-					out = make(map[string]tftypes.Value, len(pm))
-					for k2, e := range pm {
-						out[k2] = e
-					}
+					out = maps.Clone(pm)
 				}
 				out[k] = ne
 			}

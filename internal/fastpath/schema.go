@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -368,67 +369,8 @@ func planModifiers(a schema.Attribute) any {
 // has one; an attribute with a default the fast path cannot compute once
 // makes the type ineligible.
 func (w *schemaWalk) defaultValue(p string, a schema.Attribute) (tftypes.Value, bool) {
-	var (
-		d   any
-		run func() (tfValuer, bool)
-	)
 	ctx := w.ctx
-	switch a := a.(type) {
-	case interface{ BoolDefaultValue() defaults.Bool }:
-		if dv := a.BoolDefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.BoolResponse
-				dv.DefaultBool(ctx, defaults.BoolRequest{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	case interface{ Int64DefaultValue() defaults.Int64 }:
-		if dv := a.Int64DefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.Int64Response
-				dv.DefaultInt64(ctx, defaults.Int64Request{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	case interface{ StringDefaultValue() defaults.String }:
-		if dv := a.StringDefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.StringResponse
-				dv.DefaultString(ctx, defaults.StringRequest{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	case interface{ ListDefaultValue() defaults.List }:
-		if dv := a.ListDefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.ListResponse
-				dv.DefaultList(ctx, defaults.ListRequest{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	case interface{ MapDefaultValue() defaults.Map }:
-		if dv := a.MapDefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.MapResponse
-				dv.DefaultMap(ctx, defaults.MapRequest{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	case interface{ ObjectDefaultValue() defaults.Object }:
-		if dv := a.ObjectDefaultValue(); dv != nil {
-			d = dv
-			run = func() (tfValuer, bool) {
-				var resp defaults.ObjectResponse
-				dv.DefaultObject(ctx, defaults.ObjectRequest{}, &resp)
-				return resp.PlanValue, !resp.Diagnostics.HasError()
-			}
-		}
-	}
+	d, run := defaultOf(ctx, a)
 	if d == nil {
 		if hasAnyDefault(a) {
 			w.refuse(p, "default of kind %T", a)
@@ -450,6 +392,60 @@ func (w *schemaWalk) defaultValue(p string, a schema.Attribute) (tftypes.Value, 
 		return tftypes.Value{}, false
 	}
 	return tv, true
+}
+
+// defaultOf returns an attribute's default of the kinds defaultValue
+// computes, and what runs it; nil when it has none.
+func defaultOf(ctx context.Context, a schema.Attribute) (any, func() (tfValuer, bool)) {
+	switch a := a.(type) {
+	case interface{ BoolDefaultValue() defaults.Bool }:
+		return kindDefault(ctx, a.BoolDefaultValue(), defaults.Bool.DefaultBool)
+	case interface{ Int64DefaultValue() defaults.Int64 }:
+		return kindDefault(ctx, a.Int64DefaultValue(), defaults.Int64.DefaultInt64)
+	case interface{ StringDefaultValue() defaults.String }:
+		return kindDefault(ctx, a.StringDefaultValue(), defaults.String.DefaultString)
+	case interface{ ListDefaultValue() defaults.List }:
+		return kindDefault(ctx, a.ListDefaultValue(), defaults.List.DefaultList)
+	case interface{ MapDefaultValue() defaults.Map }:
+		return kindDefault(ctx, a.MapDefaultValue(), defaults.Map.DefaultMap)
+	case interface{ ObjectDefaultValue() defaults.Object }:
+		return kindDefault(ctx, a.ObjectDefaultValue(), defaults.Object.DefaultObject)
+	}
+	return nil, nil
+}
+
+// defaultResponse is the response of every kind of defaults
+// (defaults.BoolResponse, ...): the same fields but for the type of the
+// kind's value.
+type defaultResponse[Value any] interface {
+	~struct {
+		Diagnostics diag.Diagnostics
+		PlanValue   Value
+	}
+}
+
+// kindDefault returns the default d of one kind (nil when it is nil) and
+// what runs it as the framework does (method: the kind's Default method,
+// defaults.Bool.DefaultBool for instance): its value, and false when it
+// says an error.
+func kindDefault[D, Req any, Value tfValuer, Resp defaultResponse[Value]](
+	ctx context.Context, d D, method func(D, context.Context, Req, *Resp),
+) (any, func() (tfValuer, bool)) {
+	if any(d) == nil {
+		return nil, nil
+	}
+	return d, func() (tfValuer, bool) {
+		var (
+			req  Req
+			resp Resp
+		)
+		method(d, ctx, req, &resp)
+		r := struct {
+			Diagnostics diag.Diagnostics
+			PlanValue   Value
+		}(resp)
+		return r.PlanValue, !r.Diagnostics.HasError()
+	}
 }
 
 type tfValuer interface {

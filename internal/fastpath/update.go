@@ -3,6 +3,7 @@ package fastpath
 import (
 	"bytes"
 	"context"
+	"maps"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -295,10 +296,7 @@ func updateModifiers(mods []umod, planned, config, prior tftypes.Value) (tftypes
 				}
 				pv = sv
 				if out == nil {
-					out = make(map[string]tftypes.Value, len(pa))
-					for k, v := range pa {
-						out[k] = v
-					}
+					out = maps.Clone(pa)
 				}
 				out[m.attr] = pv
 			case !pv.Equal(sv):
