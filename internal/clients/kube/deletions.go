@@ -209,18 +209,9 @@ func (h *deletionHub) start(c *Client, key groupKey) *deletionWatch {
 	}
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, c.watchDynamic),
 		&unstructured.Unstructured{}, 0, cache.Indexers{})
-	seen := func(obj any) {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return
-		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		for w := range dw.waiters[u.GetName()] {
-			w.last = u
-		}
-	}
-	gone := func(obj any) {
+	// each applies f to the waiters of the object an event is about (a
+	// deletion the informer missed comes as DeletedFinalStateUnknown).
+	each := func(obj any, f func(*deletionWaiter, *unstructured.Unstructured)) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
@@ -231,13 +222,14 @@ func (h *deletionHub) start(c *Client, key groupKey) *deletionWatch {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for w := range dw.waiters[u.GetName()] {
-			w.release(true)
+			f(w, u)
 		}
 	}
+	seen := func(obj any) { each(obj, func(w *deletionWaiter, u *unstructured.Unstructured) { w.last = u }) }
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    seen,
 		UpdateFunc: func(_, obj any) { seen(obj) },
-		DeleteFunc: gone,
+		DeleteFunc: func(obj any) { each(obj, func(w *deletionWaiter, _ *unstructured.Unstructured) { w.release(true) }) },
 	})
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { note(err) })
 	dw.store = inf.GetStore()

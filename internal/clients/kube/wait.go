@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -541,12 +542,7 @@ func (w *waiter) allDoneLocked() bool {
 func (w *waiter) pendingLocked() []PendingObject {
 	var out []PendingObject
 	for _, t := range w.targets {
-		names := make([]string, 0, len(t.states))
-		for n := range t.states {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(t.states)) {
 			st := t.states[n]
 			done := st.ready
 			if t.deletion {
