@@ -637,20 +637,7 @@ func (b *bench) collect(r *Run, pdir string) {
 			}
 			r.ProviderHeapSys = max(r.ProviderHeapSys, st.Memory.HeapSys)
 			r.ProviderHeapPeakLive = max(r.ProviderHeapPeakLive, st.Memory.HeapPeakLive)
-			f := st.FastPath
-			r.FastPath.PlansFast += f.PlansFast
-			r.FastPath.PlansFramework += f.PlansFramework
-			r.FastPath.PlansByMarker += f.PlansByMarker
-			r.FastPath.DestroysFast += f.DestroysFast
-			r.FastPath.UpdatesFast += f.UpdatesFast
-			r.FastPath.UpgradesFast += f.UpgradesFast
-			r.FastPath.ReadsFast += f.ReadsFast
-			r.FastPath.ReadsFramework += f.ReadsFramework
-			r.FastPath.ValidationsFast += f.ValidationsFast
-			r.FastPath.ValidationsFramework += f.ValidationsFramework
-			r.FastPath.AppliesMarked += f.AppliesMarked
-			r.FastPath.AppliesUnmarked += f.AppliesUnmarked
-			r.FastPath.MaxCallsInFlight = max(r.FastPath.MaxCallsInFlight, f.MaxCallsInFlight)
+			r.FastPath.Add(st.FastPath)
 		}
 	}
 	if r.ProviderRequests != nil {

@@ -92,6 +92,24 @@ type FastPathCounts struct {
 	AppliesUnmarked int64 `json:"applies_unmarked"`
 }
 
+// Add adds o's counts to c, as for the processes of one run; the calls in
+// flight keep the larger of the two maxima.
+func (c *FastPathCounts) Add(o FastPathCounts) {
+	c.PlansFast += o.PlansFast
+	c.PlansFramework += o.PlansFramework
+	c.PlansByMarker += o.PlansByMarker
+	c.DestroysFast += o.DestroysFast
+	c.UpdatesFast += o.UpdatesFast
+	c.UpgradesFast += o.UpgradesFast
+	c.ReadsFast += o.ReadsFast
+	c.ReadsFramework += o.ReadsFramework
+	c.ValidationsFast += o.ValidationsFast
+	c.ValidationsFramework += o.ValidationsFramework
+	c.AppliesMarked += o.AppliesMarked
+	c.AppliesUnmarked += o.AppliesUnmarked
+	c.MaxCallsInFlight = max(c.MaxCallsInFlight, o.MaxCallsInFlight)
+}
+
 // MemoryStats are the Go runtime's view of the process's memory at exit.
 type MemoryStats struct {
 	// HeapSys is the address space the heap has obtained from the OS: it
