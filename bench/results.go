@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -195,126 +196,119 @@ func (r *Results) Markdown() string {
 
 func (r *Results) wallTable(b *strings.Builder, sc string, n int, providers, phases []string) {
 	prim := r.primary()
-	b.WriteString("Wall seconds (load)\n\n| phase |")
-	for _, p := range providers {
-		fmt.Fprintf(b, " %s |", p)
-	}
 	var ratios [][2]string
 	for _, f := range providers {
 		if !isFloor(f) {
 			continue
 		}
-		for _, p := range providers {
-			if !isFloor(p) {
-				ratios = append(ratios, [2]string{p, f})
-			}
+		for _, p := range withoutFloors(providers) {
+			ratios = append(ratios, [2]string{p, f})
 		}
 	}
-	for _, p := range providers {
-		if p != prim && !isFloor(p) && prim != "" {
+	for _, p := range withoutFloors(providers) {
+		if p != prim && prim != "" {
 			ratios = append(ratios, [2]string{prim, p})
 		}
 	}
+	cols := slices.Clone(providers)
 	for _, rt := range ratios {
-		fmt.Fprintf(b, " %s / %s |", rt[0], rt[1])
+		cols = append(cols, rt[0]+" / "+rt[1])
 	}
-	b.WriteString("\n|---|")
-	for range len(providers) + len(ratios) {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
-	for _, ph := range phases {
-		fmt.Fprintf(b, "| %s |", ph)
+	table(b, "Wall seconds (load)", cols, "---:|", phases, func(ph string) (cells []string) {
 		for _, p := range providers {
 			if x := r.find(sc, n, p, ph); x != nil {
-				fmt.Fprintf(b, " %.2f (%.1f)%s |", x.Seconds, x.Load[0], errMark(x))
+				cells = append(cells, fmt.Sprintf("%.2f (%.1f)%s", x.Seconds, x.Load[0], errMark(x)))
 			} else {
-				b.WriteString(" |")
+				cells = append(cells, "")
 			}
 		}
 		for _, rt := range ratios {
 			x, y := r.find(sc, n, rt[0], ph), r.find(sc, n, rt[1], ph)
 			if x != nil && y != nil && y.Seconds > 0 {
-				fmt.Fprintf(b, " %.2f |", x.Seconds/y.Seconds)
+				cells = append(cells, fmt.Sprintf("%.2f", x.Seconds/y.Seconds))
 			} else {
-				b.WriteString(" |")
+				cells = append(cells, "")
 			}
 		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
+		return cells
+	})
 }
 
 func (r *Results) requestTable(b *strings.Builder, sc string, n int, providers, phases []string) {
-	var withReq []string
-	for _, p := range providers {
-		if !isFloor(p) {
-			withReq = append(withReq, p)
-		}
-	}
+	withReq := withoutFloors(providers)
 	if len(withReq) == 0 {
 		return
 	}
-	b.WriteString("API requests: total, per object, by verb and resource (API server); [the provider's own count on the same resources]\n\n| phase |")
-	for _, p := range withReq {
-		fmt.Fprintf(b, " %s |", p)
+	table(b, "API requests: total, per object, by verb and resource (API server); [the provider's own count on the same resources]",
+		withReq, "---|", phases, func(ph string) (cells []string) {
+			for _, p := range withReq {
+				x := r.find(sc, n, p, ph)
+				if x == nil {
+					cells = append(cells, "")
+					continue
+				}
+				c := fmt.Sprintf("%d (%.2f/obj): %s", x.APITotal, float64(x.APITotal)/float64(x.Objects), verbs(x.APIRequests))
+				if x.ProviderRequests != nil {
+					c += fmt.Sprintf(" [%d]", x.ProviderTotal)
+				}
+				cells = append(cells, c)
+			}
+			return cells
+		})
+}
+
+func (r *Results) providerTable(b *strings.Builder, sc string, n int, providers, phases []string) {
+	procs := withoutFloors(providers)
+	table(b, "Provider CPU seconds (ms per object) / peak RSS MiB; terraform CPU seconds including providers",
+		providers, "---:|", phases, func(ph string) (cells []string) {
+			for _, p := range providers {
+				x := r.find(sc, n, p, ph)
+				switch {
+				case x == nil:
+					cells = append(cells, "")
+				case slices.Contains(procs, p):
+					cells = append(cells, fmt.Sprintf("%.2f (%.2f) / %.0f; tf %.2f", x.ProviderCPU, 1000*x.ProviderCPU/float64(x.Objects), float64(x.ProviderRSS)/(1<<20), x.TerraformCPU))
+				default:
+					cells = append(cells, fmt.Sprintf("tf %.2f", x.TerraformCPU))
+				}
+			}
+			return cells
+		})
+}
+
+// table writes a Markdown table under title: a phase column, then cols,
+// each aligned by sep ("---|", or "---:|" for numbers), and a row per phase
+// with the cells row gives it ("" leaves a cell empty).
+func table(b *strings.Builder, title string, cols []string, sep string, phases []string, row func(phase string) []string) {
+	b.WriteString(title + "\n\n| phase |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
 	}
-	b.WriteString("\n|---|")
-	for range withReq {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
+	b.WriteString("\n|---|" + strings.Repeat(sep, len(cols)) + "\n")
 	for _, ph := range phases {
 		fmt.Fprintf(b, "| %s |", ph)
-		for _, p := range withReq {
-			x := r.find(sc, n, p, ph)
-			if x == nil {
+		for _, c := range row(ph) {
+			if c == "" {
 				b.WriteString(" |")
-				continue
+			} else {
+				b.WriteString(" " + c + " |")
 			}
-			fmt.Fprintf(b, " %d (%.2f/obj): %s", x.APITotal, float64(x.APITotal)/float64(x.Objects), verbs(x.APIRequests))
-			if x.ProviderRequests != nil {
-				fmt.Fprintf(b, " [%d]", x.ProviderTotal)
-			}
-			b.WriteString(" |")
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }
 
-func (r *Results) providerTable(b *strings.Builder, sc string, n int, providers, phases []string) {
-	var procs []string
+// withoutFloors is providers without the floors (the subjects that run no
+// provider process).
+func withoutFloors(providers []string) []string {
+	var out []string
 	for _, p := range providers {
 		if !isFloor(p) {
-			procs = append(procs, p)
+			out = append(out, p)
 		}
 	}
-	b.WriteString("Provider CPU seconds (ms per object) / peak RSS MiB; terraform CPU seconds including providers\n\n| phase |")
-	for _, p := range providers {
-		fmt.Fprintf(b, " %s |", p)
-	}
-	b.WriteString("\n|---|")
-	for range providers {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
-	for _, ph := range phases {
-		fmt.Fprintf(b, "| %s |", ph)
-		for _, p := range providers {
-			x := r.find(sc, n, p, ph)
-			switch {
-			case x == nil:
-				b.WriteString(" |")
-			case contains(procs, p):
-				fmt.Fprintf(b, " %.2f (%.2f) / %.0f; tf %.2f |", x.ProviderCPU, 1000*x.ProviderCPU/float64(x.Objects), float64(x.ProviderRSS)/(1<<20), x.TerraformCPU)
-			default:
-				fmt.Fprintf(b, " tf %.2f |", x.TerraformCPU)
-			}
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
+	return out
 }
 
 // flatTable shows whether the cost per object stays flat as N grows.
@@ -372,13 +366,4 @@ func errMark(x *Run) string {
 		return " **error**"
 	}
 	return ""
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
