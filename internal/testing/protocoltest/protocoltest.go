@@ -186,29 +186,31 @@ func newFast(t testing.TB, newProvider func() provider.Provider) *fastpath.Serve
 // the provider does not register the resource.
 func (s *Server) ResourceType(t testing.TB, typeName string) tftypes.Type {
 	t.Helper()
-	if typ, ok := s.types["resource "+typeName]; ok {
-		return typ
-	}
-	sch, ok := s.resources[typeName]
-	if !ok {
-		t.Fatalf("%s is not registered in the provider", typeName)
-	}
-	s.types["resource "+typeName] = sch.ValueType()
-	return s.types["resource "+typeName]
+	return s.valueType(t, "resource", s.resources, typeName, typeName)
 }
 
 // DataSourceType is the value type of a data source's schema.
 func (s *Server) DataSourceType(t testing.TB, typeName string) tftypes.Type {
 	t.Helper()
-	if typ, ok := s.types["data "+typeName]; ok {
+	return s.valueType(t, "data", s.dataSources, typeName, "data source "+typeName)
+}
+
+// valueType is the value type of the schema schemas has for typeName,
+// cached under kind and typeName; named is what t's failure calls the type
+// when the provider does not register it.
+func (s *Server) valueType(t testing.TB, kind string, schemas map[string]*tfprotov6.Schema, typeName, named string) tftypes.Type {
+	t.Helper()
+	key := kind + " " + typeName
+	if typ, ok := s.types[key]; ok {
 		return typ
 	}
-	sch, ok := s.dataSources[typeName]
+	sch, ok := schemas[typeName]
 	if !ok {
-		t.Fatalf("data source %s is not registered in the provider", typeName)
+		t.Fatalf("%s is not registered in the provider", named)
 	}
-	s.types["data "+typeName] = sch.ValueType()
-	return s.types["data "+typeName]
+	typ := sch.ValueType()
+	s.types[key] = typ
+	return typ
 }
 
 // Dynamic is Value(typ, v) as the protocol carries it.

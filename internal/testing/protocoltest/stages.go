@@ -123,22 +123,8 @@ func ExpectProviderRefusedAtConfigure(t *testing.T, s func(t *testing.T) *Server
 // the plan makes of the imported identity.
 func (s *Server) ImportThenPlan(t testing.TB, typeName, id string, cfg map[string]any) []*tfprotov6.Diagnostic {
 	t.Helper()
-	imp, err := s.srv.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName, ID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := Errors(imp.Diagnostics); len(errs) > 0 || len(imp.ImportedResources) != 1 {
-		t.Fatalf("import of %q: %d objects\n  %s", id, len(imp.ImportedResources), Describe(imp.Diagnostics))
-	}
-	got := imp.ImportedResources[0]
-	c := Dynamic(t, s.ResourceType(t, typeName), cfg)
-	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName: typeName, PriorState: got.State, PriorPrivate: got.Private, ProposedNewState: c, Config: c,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return observe("resource", typeName, resp.Diagnostics)
+	got := s.importOne(t, typeName, id)
+	return s.planOver(t, typeName, got.State, got.Private, cfg)
 }
 
 // ImportThenRead imports id into the resource typeName and reads it, as
@@ -170,18 +156,26 @@ func (s *Server) ImportReadPlan(t testing.TB, typeName, id string, cfg map[strin
 	if errs := Errors(read.Diagnostics); len(errs) > 0 || read.NewState == nil {
 		t.Fatalf("read after the import of %q:\n  %s", id, Describe(read.Diagnostics))
 	}
+	return append(read.Diagnostics, s.planOver(t, typeName, read.NewState, read.Private, cfg)...)
+}
+
+// planOver plans cfg over the prior state and private state of the resource
+// typeName, returning the plan's diagnostics.
+func (s *Server) planOver(t testing.TB, typeName string, state *tfprotov6.DynamicValue, private []byte, cfg map[string]any) []*tfprotov6.Diagnostic {
+	t.Helper()
 	c := Dynamic(t, s.ResourceType(t, typeName), cfg)
 	resp, err := s.srv.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName: typeName, PriorState: read.NewState, PriorPrivate: read.Private, ProposedNewState: c, Config: c,
+		TypeName: typeName, PriorState: state, PriorPrivate: private, ProposedNewState: c, Config: c,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(read.Diagnostics, observe("resource", typeName, resp.Diagnostics)...)
+	return observe("resource", typeName, resp.Diagnostics)
 }
 
-// importRead imports id and reads the imported object.
-func (s *Server) importRead(t testing.TB, typeName, id string) *tfprotov6.ReadResourceResponse {
+// importOne imports id into the resource typeName and fails t unless the
+// import succeeds with exactly one object.
+func (s *Server) importOne(t testing.TB, typeName, id string) *tfprotov6.ImportedResource {
 	t.Helper()
 	imp, err := s.srv.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName, ID: id})
 	if err != nil {
@@ -190,7 +184,13 @@ func (s *Server) importRead(t testing.TB, typeName, id string) *tfprotov6.ReadRe
 	if errs := Errors(imp.Diagnostics); len(errs) > 0 || len(imp.ImportedResources) != 1 {
 		t.Fatalf("import of %q: %d objects\n  %s", id, len(imp.ImportedResources), Describe(imp.Diagnostics))
 	}
-	got := imp.ImportedResources[0]
+	return imp.ImportedResources[0]
+}
+
+// importRead imports id and reads the imported object.
+func (s *Server) importRead(t testing.TB, typeName, id string) *tfprotov6.ReadResourceResponse {
+	t.Helper()
+	got := s.importOne(t, typeName, id)
 	resp, err := s.srv.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{
 		TypeName: typeName, CurrentState: got.State, Private: got.Private,
 	})
