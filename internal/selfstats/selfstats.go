@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
@@ -92,22 +93,18 @@ type FastPathCounts struct {
 	AppliesUnmarked int64 `json:"applies_unmarked"`
 }
 
-// Add adds o's counts to c, as for the processes of one run; the calls in
-// flight keep the larger of the two maxima.
+// Add adds o's counts to c, as for the processes of one run: every counter
+// is summed but MaxCallsInFlight, which keeps the larger of the two maxima.
 func (c *FastPathCounts) Add(o FastPathCounts) {
-	c.PlansFast += o.PlansFast
-	c.PlansFramework += o.PlansFramework
-	c.PlansByMarker += o.PlansByMarker
-	c.DestroysFast += o.DestroysFast
-	c.UpdatesFast += o.UpdatesFast
-	c.UpgradesFast += o.UpgradesFast
-	c.ReadsFast += o.ReadsFast
-	c.ReadsFramework += o.ReadsFramework
-	c.ValidationsFast += o.ValidationsFast
-	c.ValidationsFramework += o.ValidationsFramework
-	c.AppliesMarked += o.AppliesMarked
-	c.AppliesUnmarked += o.AppliesUnmarked
-	c.MaxCallsInFlight = max(c.MaxCallsInFlight, o.MaxCallsInFlight)
+	cv, ov := reflect.ValueOf(c).Elem(), reflect.ValueOf(o)
+	for i := range cv.NumField() {
+		f, x := cv.Field(i), ov.Field(i).Int()
+		if cv.Type().Field(i).Name == "MaxCallsInFlight" {
+			f.SetInt(max(f.Int(), x))
+		} else {
+			f.SetInt(f.Int() + x)
+		}
+	}
 }
 
 // MemoryStats are the Go runtime's view of the process's memory at exit.
