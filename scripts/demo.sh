@@ -66,6 +66,12 @@ up() {
 	local lc
 	lc=$(internal/devenv/localcluster/build.sh | tail -n1)
 
+	# Built here, in the foreground and without a time limit, not by the
+	# stack below: on a fresh clone of a loaded machine the build alone can
+	# outlast the stack's start-up bound.
+	step "Building upstream's agent-sandbox controller of the default release from the Go module proxy (first time ~3-10 min on 2 cores, then cached in .cache/agent-sandbox-controller)"
+	go run ./internal/devenv/realcontroller/cmd/realcontroller default | sed 's/^/    /'
+
 	step "Starting the local stack in the background: control plane, the release's real controller, GKE emulator, release server"
 	"$BIN/demo" up --dir "$DEMO" --localcluster-bin "$lc"
 

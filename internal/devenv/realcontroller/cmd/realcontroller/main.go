@@ -3,9 +3,11 @@
 // (.cache/agent-sandbox-controller/<release>/), one release after the
 // other, and prints one line per release: the binary's path and what it is
 // (release, module checksum, Go version). A release already built is only
-// inspected.
+// inspected. "default" names the release of `make test` and `make demo`
+// (releases.Default), "all" every release the project supports.
 //
 //	go run ./internal/devenv/realcontroller/cmd/realcontroller v1.0.3 v0.5.6
+//	go run ./internal/devenv/realcontroller/cmd/realcontroller default
 //	go run ./internal/devenv/realcontroller/cmd/realcontroller all
 package main
 
@@ -26,14 +28,17 @@ func main() {
 	defer stop()
 	args := os.Args[1:]
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: realcontroller all | <release>...")
+		fmt.Fprintln(os.Stderr, "usage: realcontroller all | default | <release>...")
 		os.Exit(2)
 	}
-	if len(args) == 1 && args[0] == "all" {
+	switch {
+	case len(args) == 1 && args[0] == "all":
 		args = nil
 		for _, p := range releases.All() {
 			args = append(args, p.Name)
 		}
+	case len(args) == 1 && args[0] == "default":
+		args = []string{releases.Default.Name}
 	}
 	root, err := testenv.FindRepoRoot()
 	if err != nil {
