@@ -262,13 +262,13 @@ func (w *walker) attribute(name, p string, a schema.Attribute) *node {
 	if w.unplanned(p, a) {
 		return nil
 	}
-	w.modifiers(p, planModifiers(a))
+	w.modifiers(p, planModifiers(a), markedUnchanged)
 	n := &node{name: name}
 	if d, ok := w.defaultValue(p, a); ok {
 		n.def = &d
 	}
 	if nd, ok := nestedOf(a); ok {
-		w.modifiers(p, nd.modifiers)
+		w.modifiers(p, nd.modifiers, markedUnchanged)
 		children := walkObject(w, nd.attrs, nil, p+".")
 		if nd.nesting != nestSet {
 			n.nesting, n.children = nd.nesting, children
@@ -288,17 +288,17 @@ func (w *walker) block(name, p string, b schema.Block) *node {
 	n := &node{name: name}
 	switch b := b.(type) {
 	case schema.SingleNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.PlanModifiers, markedUnchanged)
 		n.nesting = nestSingle
 		n.children = walkObject(w, b.Attributes, b.Blocks, p+".")
 	case schema.ListNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
-		w.modifiers(p, b.NestedObject.PlanModifiers)
+		w.modifiers(p, b.PlanModifiers, markedUnchanged)
+		w.modifiers(p, b.NestedObject.PlanModifiers, markedUnchanged)
 		n.nesting = nestList
 		n.children = walkObject(w, b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")
 	case schema.SetNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
-		w.modifiers(p, b.NestedObject.PlanModifiers)
+		w.modifiers(p, b.PlanModifiers, markedUnchanged)
+		w.modifiers(p, b.NestedObject.PlanModifiers, markedUnchanged)
 		if len(walkObject(w, b.NestedObject.Attributes, b.NestedObject.Blocks, p+".")) > 0 {
 			w.refuse(p, "default inside a set")
 		}
@@ -311,30 +311,22 @@ func (w *walker) block(name, p string, b schema.Block) *node {
 	return n
 }
 
-// modifiers checks a list of plan modifiers of any kind.
-func (w *walker) modifiers(p string, list any) {
-	for _, m := range notInert(list, func(m any) bool { _, ok := m.(InertWhenUnchanged); return ok }) {
-		w.refuse(p, "plan modifier %T", m)
+// modifiers refuses each plan modifier of list (a slice of modifiers of
+// any kind) that is neither one of the framework's known to do nothing
+// (inertModifiers) nor marked by the provider (markedUnchanged,
+// markedOnCreate).
+func (r *schemaWalk) modifiers(p string, list any, marked func(any) bool) {
+	v := reflect.ValueOf(list)
+	for i := 0; v.Kind() == reflect.Slice && i < v.Len(); i++ {
+		if m := v.Index(i).Interface(); !marked(m) && !inertModifiers[reflect.TypeOf(m)] {
+			r.refuse(p, "plan modifier %T", m)
+		}
 	}
 }
 
-// notInert returns the plan modifiers of list (a slice of modifiers of
-// any kind) that are neither one of the framework's known to do nothing
-// (inertModifiers) nor marked by the provider.
-func notInert(list any, marked func(any) bool) []any {
-	v := reflect.ValueOf(list)
-	if v.Kind() != reflect.Slice {
-		return nil
-	}
-	var out []any
-	for i := 0; i < v.Len(); i++ {
-		m := v.Index(i).Interface()
-		if !marked(m) && !inertModifiers[reflect.TypeOf(m)] {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+// markedUnchanged reports a plan modifier the provider marked
+// InertWhenUnchanged.
+func markedUnchanged(m any) bool { _, ok := m.(InertWhenUnchanged); return ok }
 
 // planModifiers returns an attribute's plan modifiers, whatever its kind.
 func planModifiers(a schema.Attribute) any {

@@ -66,7 +66,7 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 		w.refuse(p, "custom type %T", a.GetType())
 		return nil
 	}
-	w.modifiers(p, planModifiers(a))
+	w.modifiers(p, planModifiers(a), markedOnCreate)
 	n := &cnode{name: name, computed: a.IsComputed(), whole: whole}
 	// Defaults: the constant defaults of the unchanged fast path.
 	dw := schemaWalk{ctx: w.ctx}
@@ -85,7 +85,7 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 		n.def = &d
 	}
 	if nd, ok := nestedOf(a); ok {
-		w.modifiers(p, nd.modifiers)
+		w.modifiers(p, nd.modifiers, markedOnCreate)
 		n.nesting, n.children = nd.nesting, walkObject(w, nd.attrs, nil, p+".")
 		// The framework finds a set element's configuration by the
 		// planned element's value (MarkComputedNilsAsUnknown walks the
@@ -108,7 +108,7 @@ func (w *createWalker) block(name, p string, b schema.Block) *cnode {
 	}
 	switch b := b.(type) {
 	case schema.SingleNestedBlock:
-		w.modifiers(p, b.PlanModifiers)
+		w.modifiers(p, b.PlanModifiers, markedOnCreate)
 		n.nesting, n.children = nestSingle, walkObject(w, b.Attributes, b.Blocks, p+".")
 	case schema.ListNestedBlock, schema.SetNestedBlock:
 		// The framework hands ModifyPlan an empty list or set block as a
@@ -128,14 +128,10 @@ func (w *createWalker) block(name, p string, b schema.Block) *cnode {
 	return n
 }
 
-// modifiers checks a list of plan modifiers of any kind: each must be one
-// of the framework's that returns at once without prior state, or marked
-// InertOnCreate.
-func (w *createWalker) modifiers(p string, list any) {
-	for _, m := range notInert(list, func(m any) bool { _, ok := m.(InertOnCreate); return ok }) {
-		w.refuse(p, "plan modifier %T", m)
-	}
-}
+// markedOnCreate reports a plan modifier the provider marked
+// InertOnCreate: with the framework's that return at once without prior
+// state (inertModifiers), the only ones a create's plan allows.
+func markedOnCreate(m any) bool { _, ok := m.(InertOnCreate); return ok }
 
 // plainType reports whether t and every type in it are the framework's own
 // (basetypes), whose values neither validate themselves nor convert

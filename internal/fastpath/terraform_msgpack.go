@@ -34,11 +34,19 @@ import (
 // costs speed, never correctness: a state hash that does not match the
 // bytes Terraform later sends makes the read go to the framework.
 func terraformMsgPack(v tftypes.Value, t tftypes.Type) ([]byte, bool) {
+	return encodeAsTerraform(0, func(enc *msgpack.Encoder) bool { return encodeTerraform(enc, v, t) })
+}
+
+// encodeAsTerraform is what encode writes on a msgpack encoder set up as
+// Terraform's (go-cty's): integers in their most compact form, every
+// other number a float64. size is a guess of the length; ok is encode's.
+func encodeAsTerraform(size int, encode func(*msgpack.Encoder) bool) ([]byte, bool) {
 	var buf bytes.Buffer
+	buf.Grow(size)
 	enc := msgpack.NewEncoder(&buf)
 	enc.UseCompactInts(true)
 	enc.UseCompactFloats(false)
-	if !encodeTerraform(enc, v, t) {
+	if !encode(enc) {
 		return nil, false
 	}
 	return buf.Bytes(), true

@@ -78,15 +78,7 @@ func transcodeState(raw []byte, t tftypes.Type) ([]byte, bool) {
 	if dec.Decode(&v) != nil {
 		return nil, false
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(raw))
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	enc.UseCompactFloats(false)
-	if !transcode(enc, v, t) {
-		return nil, false
-	}
-	return buf.Bytes(), true
+	return encodeAsTerraform(len(raw), func(enc *msgpack.Encoder) bool { return transcode(enc, v, t) })
 }
 
 func transcode(enc *msgpack.Encoder, v any, t tftypes.Type) bool {
