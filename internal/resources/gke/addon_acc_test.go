@@ -56,8 +56,8 @@ func TestAccGKEAddon_basic(t *testing.T) {
 			},
 			Check: resource.ComposeTestCheckFunc(checkAddon(env, true), func(*terraform.State) error {
 				// Only the add-on was sent: other add-ons are untouched.
-				if env.Requests()[gkeemu.MethodClustersUpdate] != 1 {
-					return fmt.Errorf("clusters.update called %d times", env.Requests()[gkeemu.MethodClustersUpdate])
+				if env.Requests()[gkeapi.MethodClustersUpdate] != 1 {
+					return fmt.Errorf("clusters.update called %d times", env.Requests()[gkeapi.MethodClustersUpdate])
 				}
 				return nil
 			}),
@@ -109,12 +109,12 @@ func TestAccGKEAddon_busyCluster(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	resource.Test(t, addons(env).Case(t, resource.TestStep{
 		PreConfig: func() {
-			env.StartClusterOperationBefore(gkeemu.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
+			env.StartClusterOperationBefore(gkeapi.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
 		},
 		Config:           testAccAddonConfig(env),
 		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: resource.ComposeTestCheckFunc(checkAddon(env, true), func(*terraform.State) error {
-			if n := env.Requests()[gkeemu.MethodClustersUpdate]; n < 2 {
+			if n := env.Requests()[gkeapi.MethodClustersUpdate]; n < 2 {
 				return fmt.Errorf("clusters.update sent %d time(s); expected busy refusals first", n)
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
@@ -98,11 +99,11 @@ func TestAccGKE_faults(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					l.inject("create: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: gkeemu.ResetAfter})
-					l.inject("pool get: reset before served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
-					l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
-					l.inject("cluster get: 503", &gkeemu.Fault{API: gkeemu.MethodClustersGet, Status: 503})
-					l.inject("addon enable: reset after served", &gkeemu.Fault{API: gkeemu.MethodClustersUpdate, Reset: gkeemu.ResetAfter})
+					l.inject("create: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Reset: gkeemu.ResetAfter})
+					l.inject("pool get: reset before served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
+					l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeapi.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
+					l.inject("cluster get: 503", &gkeemu.Fault{API: gkeapi.MethodClustersGet, Status: 503})
+					l.inject("addon enable: reset after served", &gkeemu.Fault{API: gkeapi.MethodClustersUpdate, Reset: gkeemu.ResetAfter})
 					l.inject("slow: 1.5 s", &gkeemu.Fault{Latency: 1500 * time.Millisecond, Times: 3})
 				},
 				Config:           faultsConfig(env, `  node_count = 1`),
@@ -120,9 +121,9 @@ func TestAccGKE_faults(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					l.inject("set size: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsSetSize, Reset: gkeemu.ResetAfter})
-					l.inject("update: reset before served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsUpdate, Reset: gkeemu.ResetBefore})
-					l.inject("update: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsUpdate, Status: 503})
+					l.inject("set size: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsSetSize, Reset: gkeemu.ResetAfter})
+					l.inject("update: reset before served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsUpdate, Reset: gkeemu.ResetBefore})
+					l.inject("update: 503", &gkeemu.Fault{API: gkeapi.MethodNodePoolsUpdate, Status: 503})
 				},
 				Config: faultsConfig(env, `
   node_count = 3
@@ -144,8 +145,8 @@ func TestAccGKE_faults(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					l.inject("import get: reset before served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
-					l.inject("import get: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Status: 503})
+					l.inject("import get: reset before served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
+					l.inject("import get: 503", &gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Status: 503})
 				},
 				ResourceName:      poolAddr,
 				ImportState:       true,
@@ -158,8 +159,8 @@ func TestAccGKE_faults(t *testing.T) {
 			{
 				// Destroy through faults: the delete's answer is lost.
 				PreConfig: func() {
-					l.inject("delete: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsDelete, Reset: gkeemu.ResetAfter})
-					l.inject("addon disable: 503", &gkeemu.Fault{API: gkeemu.MethodClustersUpdate, Status: 503})
+					l.inject("delete: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsDelete, Reset: gkeemu.ResetAfter})
+					l.inject("addon disable: 503", &gkeemu.Fault{API: gkeapi.MethodClustersUpdate, Status: 503})
 				},
 				Config: providerConfig(env),
 				Check: resource.ComposeTestCheckFunc(
@@ -176,7 +177,7 @@ func TestAccGKE_faults(t *testing.T) {
 				// A fault that outlasts the retries: every attempt of the
 				// create is reset before GKE sees it.
 				PreConfig: func() {
-					l.inject("create: reset before served, always", &gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: gkeemu.ResetBefore, Times: -1})
+					l.inject("create: reset before served, always", &gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Reset: gkeemu.ResetBefore, Times: -1})
 				},
 				Config:      testAccNodePoolConfig(env, "sandbox", `  node_count = 1`),
 				ExpectError: regexp.MustCompile(`(?s)Connection to the GKE API failed.*nodePools\.create.*after 6 attempts.*connection\s+reset.*terraform\s+apply\s+again:\s+it\s+is\s+safe`),
@@ -225,9 +226,9 @@ func TestAccGKENodePool_microVMFaults(t *testing.T) {
 	resource.Test(t, pools(env).Case(t,
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("create: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: gkeemu.ResetAfter})
-				l.inject("pool get: reset before served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
-				l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
+				l.inject("create: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Reset: gkeemu.ResetAfter})
+				l.inject("pool get: reset before served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Reset: gkeemu.ResetBefore})
+				l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeapi.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
 				l.inject("slow: 1.5 s", &gkeemu.Fault{Latency: 1500 * time.Millisecond, Times: 2})
 			},
 			Config:           microVM(""),
@@ -244,8 +245,8 @@ func TestAccGKENodePool_microVMFaults(t *testing.T) {
 		},
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("set size: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsSetSize, Reset: gkeemu.ResetAfter})
-				l.inject("update: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsUpdate, Status: 503})
+				l.inject("set size: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsSetSize, Reset: gkeemu.ResetAfter})
+				l.inject("update: 503", &gkeemu.Fault{API: gkeapi.MethodNodePoolsUpdate, Status: 503})
 			},
 			Config:           microVM("  node_count = 2\n  labels     = { team = \"agents\" }\n"),
 			ConfigPlanChecks: acctest.PlannedAt(poolAddr, plancheck.ResourceActionUpdate),
@@ -255,7 +256,7 @@ func TestAccGKENodePool_microVMFaults(t *testing.T) {
 		},
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("import get: 503", &gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Status: 503})
+				l.inject("import get: 503", &gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Status: 503})
 			},
 			ResourceName:            poolAddr,
 			ImportState:             true,
@@ -264,7 +265,7 @@ func TestAccGKENodePool_microVMFaults(t *testing.T) {
 		},
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("delete: reset after served", &gkeemu.Fault{API: gkeemu.MethodNodePoolsDelete, Reset: gkeemu.ResetAfter})
+				l.inject("delete: reset after served", &gkeemu.Fault{API: gkeapi.MethodNodePoolsDelete, Reset: gkeemu.ResetAfter})
 			},
 			Config: providerConfig(env),
 			Check: func(*terraform.State) error {

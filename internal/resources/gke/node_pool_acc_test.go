@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/emutest"
@@ -264,7 +265,7 @@ func TestAccGKENodePool_update(t *testing.T) {
 	))
 	// Every change went through its own API method.
 	req := env.Requests()
-	for _, m := range []string{gkeemu.MethodNodePoolsUpdate, gkeemu.MethodNodePoolsSetSize, gkeemu.MethodNodePoolsSetAutoscale, gkeemu.MethodNodePoolsSetManage} {
+	for _, m := range []string{gkeapi.MethodNodePoolsUpdate, gkeapi.MethodNodePoolsSetSize, gkeapi.MethodNodePoolsSetAutoscale, gkeapi.MethodNodePoolsSetManage} {
 		if req[m] == 0 {
 			t.Errorf("%s was never called: %v", m, req)
 		}
@@ -300,7 +301,7 @@ func TestAccGKENodePool_replace(t *testing.T) {
 			}),
 		},
 	))
-	if env.Requests()[gkeemu.MethodNodePoolsDelete] < 2 || firstEtag == "" {
+	if env.Requests()[gkeapi.MethodNodePoolsDelete] < 2 || firstEtag == "" {
 		t.Errorf("expected a delete for the replacement and one for the destroy: %v", env.Requests())
 	}
 }
@@ -401,12 +402,12 @@ func TestAccGKENodePool_busyClusterWaits(t *testing.T) {
 	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		PreConfig: func() {
 			started = time.Now()
-			env.StartClusterOperationBefore(gkeemu.MethodNodePoolsCreate, env.ClusterName, gkeemu.OpUpgradeMaster, 2*time.Second)
+			env.StartClusterOperationBefore(gkeapi.MethodNodePoolsCreate, env.ClusterName, gkeemu.OpUpgradeMaster, 2*time.Second)
 		},
 		Config:           testAccNodePoolConfig(env, "sandbox", "  timeouts {\n    create = \"1m\"\n  }"),
 		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: func(*terraform.State) error {
-			if n := env.Requests()[gkeemu.MethodNodePoolsCreate]; n < 2 {
+			if n := env.Requests()[gkeapi.MethodNodePoolsCreate]; n < 2 {
 				return fmt.Errorf("create sent %d time(s); expected busy refusals before success", n)
 			}
 			if waited := time.Since(started); waited < 2*time.Second {
@@ -499,9 +500,9 @@ func TestAccGKENodePool_retries429And503(t *testing.T) {
 	var rateLimited, unavailable, pollFailed *gkeemu.Fault
 	resource.Test(t, pools(env).Case(t, resource.TestStep{
 		PreConfig: func() {
-			rateLimited = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Status: 429, RetryAfter: time.Second})
-			unavailable = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsGet, Status: 503, Times: 2})
-			pollFailed = env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 503, Latency: 100 * time.Millisecond})
+			rateLimited = env.InjectFault(&gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Status: 429, RetryAfter: time.Second})
+			unavailable = env.InjectFault(&gkeemu.Fault{API: gkeapi.MethodNodePoolsGet, Status: 503, Times: 2})
+			pollFailed = env.InjectFault(&gkeemu.Fault{API: gkeapi.MethodOperationsGet, Status: 503, Latency: 100 * time.Millisecond})
 		},
 		Config:           testAccNodePoolConfig(env, "sandbox", ""),
 		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
@@ -543,7 +544,7 @@ func TestAccGKENodePool_refreshCost(t *testing.T) {
 			Check: func(*terraform.State) error {
 				req := env.Requests()
 				t.Logf("requests of one refresh: %v", req)
-				if req[gkeemu.MethodNodePoolsGet] != 1 || len(req) != 1 {
+				if req[gkeapi.MethodNodePoolsGet] != 1 || len(req) != 1 {
 					return fmt.Errorf("a refresh of one pool made %v; want exactly one nodePools.get", req)
 				}
 				return nil

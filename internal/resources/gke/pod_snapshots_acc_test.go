@@ -62,7 +62,7 @@ func TestAccGKEPodSnapshots_basic(t *testing.T) {
 				statecheck.ExpectKnownValue(snapshotsAddr, attr("project"), knownvalue.StringExact(emutest.Project)),
 			},
 			Check: resource.ComposeTestCheckFunc(checkCluster(env, true, false), func(*terraform.State) error {
-				if n := env.Requests()[gkeemu.MethodClustersUpdate]; n != 1 {
+				if n := env.Requests()[gkeapi.MethodClustersUpdate]; n != 1 {
 					return fmt.Errorf("clusters.update called %d times", n)
 				}
 				return nil
@@ -81,7 +81,7 @@ func TestAccGKEPodSnapshots_basic(t *testing.T) {
 			Config:           testAccPodSnapshotsConfig(env, "  timeouts {\n    create = \"5m\"\n  }\n"),
 			ConfigPlanChecks: acctest.PlannedAt(snapshotsAddr, plancheck.ResourceActionUpdate),
 			Check: resource.ComposeTestCheckFunc(checkCluster(env, true, false), func(*terraform.State) error {
-				if n := env.Requests()[gkeemu.MethodClustersUpdate]; n != 0 {
+				if n := env.Requests()[gkeapi.MethodClustersUpdate]; n != 0 {
 					return fmt.Errorf("clusters.update called %d times for a timeouts change", n)
 				}
 				return nil
@@ -142,7 +142,7 @@ func TestAccGKEPodSnapshots_adopted(t *testing.T) {
 		Config:           testAccPodSnapshotsConfig(env, ""),
 		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: resource.ComposeTestCheckFunc(checkCluster(env, true, false), func(*terraform.State) error {
-			if n := env.Requests()[gkeemu.MethodClustersUpdate]; n != 0 {
+			if n := env.Requests()[gkeapi.MethodClustersUpdate]; n != 0 {
 				return fmt.Errorf("clusters.update called %d times for snapshots already on", n)
 			}
 			return nil
@@ -207,12 +207,12 @@ func TestAccGKEPodSnapshots_busyCluster(t *testing.T) {
 	env := startEmulator(t, gkeemu.ClusterSpec{})
 	resource.Test(t, snapshots(env).Case(t, resource.TestStep{
 		PreConfig: func() {
-			env.StartClusterOperationBefore(gkeemu.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
+			env.StartClusterOperationBefore(gkeapi.MethodClustersUpdate, env.ClusterName, gkeemu.OpUpgradeMaster, 1500*time.Millisecond)
 		},
 		Config:           testAccPodSnapshotsConfig(env, ""),
 		ConfigPlanChecks: acctest.EmptyPlanAfterApply,
 		Check: resource.ComposeTestCheckFunc(checkCluster(env, true, false), func(*terraform.State) error {
-			if n := env.Requests()[gkeemu.MethodClustersUpdate]; n < 2 {
+			if n := env.Requests()[gkeapi.MethodClustersUpdate]; n < 2 {
 				return fmt.Errorf("clusters.update sent %d time(s); expected busy refusals first", n)
 			}
 			return nil
@@ -244,10 +244,10 @@ func TestAccGKEPodSnapshots_faults(t *testing.T) {
 	resource.Test(t, snapshots(env).Case(t,
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("enable: reset after served", &gkeemu.Fault{API: gkeemu.MethodClustersUpdate, Reset: gkeemu.ResetAfter})
-				l.inject("cluster get: reset before served", &gkeemu.Fault{API: gkeemu.MethodClustersGet, Reset: gkeemu.ResetBefore})
-				l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
-				l.inject("operation get: 503", &gkeemu.Fault{API: gkeemu.MethodOperationsGet, Status: 503})
+				l.inject("enable: reset after served", &gkeemu.Fault{API: gkeapi.MethodClustersUpdate, Reset: gkeemu.ResetAfter})
+				l.inject("cluster get: reset before served", &gkeemu.Fault{API: gkeapi.MethodClustersGet, Reset: gkeemu.ResetBefore})
+				l.inject("operation get: 429 Retry-After", &gkeemu.Fault{API: gkeapi.MethodOperationsGet, Status: 429, RetryAfter: time.Second})
+				l.inject("operation get: 503", &gkeemu.Fault{API: gkeapi.MethodOperationsGet, Status: 503})
 				l.inject("slow: 1 s", &gkeemu.Fault{Latency: time.Second, Times: 2})
 			},
 			Config:           testAccPodSnapshotsConfig(env, ""),
@@ -262,7 +262,7 @@ func TestAccGKEPodSnapshots_faults(t *testing.T) {
 		},
 		resource.TestStep{
 			PreConfig: func() {
-				l.inject("disable: 503", &gkeemu.Fault{API: gkeemu.MethodClustersUpdate, Status: 503})
+				l.inject("disable: 503", &gkeemu.Fault{API: gkeapi.MethodClustersUpdate, Status: 503})
 			},
 			Config: providerConfig(env),
 			Check: resource.ComposeTestCheckFunc(checkCluster(env, false, false), func(*terraform.State) error {

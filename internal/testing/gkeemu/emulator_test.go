@@ -512,7 +512,7 @@ func TestFaultInjection(t *testing.T) {
 	f := newFixture(t, gkeemu.ClusterSpec{})
 	get := func() error { _, err := f.svc.Projects.Locations.Clusters.Get(f.ClusterName).Do(); return err }
 
-	fault := f.InjectFault(&gkeemu.Fault{API: gkeemu.MethodClustersGet, Status: 429, RetryAfter: 1500 * time.Millisecond, Times: 2})
+	fault := f.InjectFault(&gkeemu.Fault{API: gkeapi.MethodClustersGet, Status: 429, RetryAfter: 1500 * time.Millisecond, Times: 2})
 	for i := 0; i < 2; i++ {
 		err := get()
 		apiErr(t, err, 429, "RESOURCE_EXHAUSTED", "Quota exceeded")
@@ -526,7 +526,7 @@ func TestFaultInjection(t *testing.T) {
 		t.Fatalf("after two hits: %v (hits %d)", err, fault.Hits())
 	}
 
-	f.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsList, HTTPMethod: "GET", Status: 503})
+	f.InjectFault(&gkeemu.Fault{API: gkeapi.MethodNodePoolsList, HTTPMethod: "GET", Status: 503})
 	if err := get(); err != nil {
 		t.Fatalf("a fault for another method applied: %v", err)
 	}
@@ -545,7 +545,7 @@ func TestFaultInjection(t *testing.T) {
 	if slow.Hits() != 1 {
 		t.Errorf("latency fault hits = %d after ClearFaults, want 1", slow.Hits())
 	}
-	if n := f.Requests()[gkeemu.MethodClustersGet]; n != 6 {
+	if n := f.Requests()[gkeapi.MethodClustersGet]; n != 6 {
 		t.Errorf("clusters.get counted %d times, want 6", n)
 	}
 }
@@ -830,7 +830,7 @@ func TestProviderClientAgainstEmulator(t *testing.T) {
 	if _, err := env.StartClusterOperation(env.ClusterName, "", 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Status: 503})
+	env.InjectFault(&gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Status: 503})
 	start := time.Now()
 	op, err := c.RunOperation(ctx, func() (*container.Operation, error) {
 		return c.Service.Projects.Locations.Clusters.NodePools.Create(env.ClusterName,
@@ -842,7 +842,7 @@ func TestProviderClientAgainstEmulator(t *testing.T) {
 	if op.Status != "DONE" || time.Since(start) < 200*time.Millisecond {
 		t.Errorf("operation %s after %s", op.Status, time.Since(start))
 	}
-	if n := env.Requests()[gkeemu.MethodNodePoolsCreate]; n < 3 {
+	if n := env.Requests()[gkeapi.MethodNodePoolsCreate]; n < 3 {
 		t.Errorf("create sent %d times: want a 503 retry and at least one busy retry", n)
 	}
 
@@ -882,7 +882,7 @@ func TestFaultResets(t *testing.T) {
 		pool    string
 		created bool
 	}{{gkeemu.ResetBefore, "before", false}, {gkeemu.ResetAfter, "after", true}} {
-		f := env.InjectFault(&gkeemu.Fault{API: gkeemu.MethodNodePoolsCreate, Reset: tc.mode})
+		f := env.InjectFault(&gkeemu.Fault{API: gkeapi.MethodNodePoolsCreate, Reset: tc.mode})
 		err := create(tc.pool)
 		if err == nil || !strings.Contains(err.Error(), "connection reset") {
 			t.Errorf("%s: create = %v, want a connection reset", tc.pool, err)

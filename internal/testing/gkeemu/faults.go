@@ -15,7 +15,7 @@ import (
 // if Reset is set, has its connection reset (before or after it is
 // served).
 type Fault struct {
-	API        string // e.g. MethodNodePoolsCreate
+	API        string // e.g. gkeapi.MethodNodePoolsCreate
 	HTTPMethod string // e.g. "POST"
 	// Status is 429 (RESOURCE_EXHAUSTED), 503 (UNAVAILABLE), 500 (INTERNAL)
 	// or any other HTTP status; 0 means latency only.

@@ -1,32 +1,46 @@
 package gkeemu
 
 import (
-	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 )
 
-// API method IDs the emulator serves, as GKE's reference names them. They
-// key the request counters and fault injection.
+// API method IDs the emulator serves besides those the provider calls
+// (gkeapi's Method constants, which key the same counters and faults).
 const (
-	MethodClustersGet           = "projects.locations.clusters.get"
-	MethodClustersList          = "projects.locations.clusters.list"
-	MethodClustersUpdate        = "projects.locations.clusters.update"
-	MethodClustersSetAddons     = "projects.locations.clusters.setAddons"
-	MethodNodePoolsCreate       = "projects.locations.clusters.nodePools.create"
-	MethodNodePoolsGet          = "projects.locations.clusters.nodePools.get"
-	MethodNodePoolsList         = "projects.locations.clusters.nodePools.list"
-	MethodNodePoolsUpdate       = "projects.locations.clusters.nodePools.update"
-	MethodNodePoolsDelete       = "projects.locations.clusters.nodePools.delete"
-	MethodNodePoolsSetSize      = "projects.locations.clusters.nodePools.setSize"
-	MethodNodePoolsSetAutoscale = "projects.locations.clusters.nodePools.setAutoscaling"
-	MethodNodePoolsSetManage    = "projects.locations.clusters.nodePools.setManagement"
-	MethodOperationsGet         = "projects.locations.operations.get"
-	MethodOperationsList        = "projects.locations.operations.list"
+	MethodClustersList   = "projects.locations.clusters.list"
+	MethodOperationsList = "projects.locations.operations.list"
 )
+
+// handlers are the API methods the emulator serves, by request pattern: the
+// HTTP method, the path below projects/P/locations/L with * for each name,
+// and the custom verb after a colon.
+var handlers = map[string]struct {
+	method string // API method ID
+	handle func(*Server, *request) (any, *apiError)
+}{
+	"GET operations":                             {MethodOperationsList, (*Server).listOperations},
+	"GET operations/*":                           {gkeapi.MethodOperationsGet, (*Server).getOperation},
+	"GET clusters":                               {MethodClustersList, (*Server).listClusters},
+	"GET clusters/*":                             {gkeapi.MethodClustersGet, (*Server).getCluster},
+	"PUT clusters/*":                             {gkeapi.MethodClustersUpdate, (*Server).updateCluster},
+	"POST clusters/*:setAddons":                  {gkeapi.MethodClustersSetAddons, (*Server).setAddons},
+	"GET clusters/*/nodePools":                   {gkeapi.MethodNodePoolsList, (*Server).listNodePools},
+	"POST clusters/*/nodePools":                  {gkeapi.MethodNodePoolsCreate, (*Server).createNodePool},
+	"GET clusters/*/nodePools/*":                 {gkeapi.MethodNodePoolsGet, (*Server).getNodePool},
+	"PUT clusters/*/nodePools/*":                 {gkeapi.MethodNodePoolsUpdate, (*Server).updateNodePool},
+	"DELETE clusters/*/nodePools/*":              {gkeapi.MethodNodePoolsDelete, (*Server).deleteNodePool},
+	"POST clusters/*/nodePools/*:setSize":        {gkeapi.MethodNodePoolsSetSize, (*Server).setNodePoolSize},
+	"POST clusters/*/nodePools/*:setAutoscaling": {gkeapi.MethodNodePoolsSetAutoscale, (*Server).setNodePoolAutoscaling},
+	"POST clusters/*/nodePools/*:setManagement":  {gkeapi.MethodNodePoolsSetManage, (*Server).setNodePoolManagement},
+}
 
 // route is a parsed request path.
 type route struct {
 	method   string // API method ID
+	handle   func(*Server, *request) (any, *apiError)
 	project  string
 	location string
 	cluster  string // short name, "" for location-level methods
@@ -66,91 +80,34 @@ func parseRoute(httpMethod, path string) (route, *apiError) {
 			return route{}, errorf("INVALID_ARGUMENT", "Malformed resource name in path %q.", path)
 		}
 	}
+	// The pattern names the collections and stars the names between them:
+	// clusters/C/nodePools/N is clusters/*/nodePools/*.
 	r := route{project: seg[1], location: seg[3]}
-	is := func(m string, n int, v string) bool { return httpMethod == m && len(seg) == n && verb == v }
+	pattern := slices.Clone(seg[4:])
+	for i := 1; i < len(pattern); i += 2 {
+		pattern[i] = "*"
+	}
+	key := httpMethod + " " + strings.Join(pattern, "/")
+	if verb != "" {
+		key += ":" + verb
+	}
+	h, ok := handlers[key]
+	if !ok {
+		return route{}, unimplemented
+	}
+	r.method, r.handle = h.method, h.handle
 	switch {
-	case len(seg) >= 5 && seg[4] == "operations":
-		switch {
-		case is(http.MethodGet, 5, ""):
-			r.method = MethodOperationsList
-		case is(http.MethodGet, 6, ""):
-			r.method, r.op = MethodOperationsGet, seg[5]
-		}
-	case len(seg) >= 5 && seg[4] == "clusters":
-		if len(seg) >= 6 {
-			r.cluster = seg[5]
-		}
-		if len(seg) >= 8 && seg[6] == "nodePools" {
+	case seg[4] == "operations" && len(seg) == 6:
+		r.op = seg[5]
+	case seg[4] == "clusters" && len(seg) >= 6:
+		r.cluster = seg[5]
+		if len(seg) == 8 {
 			r.pool = seg[7]
 		}
-		switch {
-		case is(http.MethodGet, 5, ""):
-			r.method = MethodClustersList
-		case is(http.MethodGet, 6, ""):
-			r.method = MethodClustersGet
-		case is(http.MethodPut, 6, ""):
-			r.method = MethodClustersUpdate
-		case is(http.MethodPost, 6, "setAddons"):
-			r.method = MethodClustersSetAddons
-		case len(seg) == 7 && seg[6] == "nodePools" && is(http.MethodGet, 7, ""):
-			r.method = MethodNodePoolsList
-		case len(seg) == 7 && seg[6] == "nodePools" && is(http.MethodPost, 7, ""):
-			r.method = MethodNodePoolsCreate
-		case len(seg) == 8 && seg[6] == "nodePools":
-			switch {
-			case is(http.MethodGet, 8, ""):
-				r.method = MethodNodePoolsGet
-			case is(http.MethodPut, 8, ""):
-				r.method = MethodNodePoolsUpdate
-			case is(http.MethodDelete, 8, ""):
-				r.method = MethodNodePoolsDelete
-			case is(http.MethodPost, 8, "setSize"):
-				r.method = MethodNodePoolsSetSize
-			case is(http.MethodPost, 8, "setAutoscaling"):
-				r.method = MethodNodePoolsSetAutoscale
-			case is(http.MethodPost, 8, "setManagement"):
-				r.method = MethodNodePoolsSetManage
-			}
-		}
-	}
-	if r.method == "" {
-		return route{}, unimplemented
 	}
 	return r, nil
 }
 
 // dispatch runs the handler of an already authenticated request. It is
 // called with s.mu held and operations advanced to req.now.
-func (s *Server) dispatch(req *request) (any, *apiError) {
-	switch req.route.method {
-	case MethodClustersGet:
-		return s.getCluster(req)
-	case MethodClustersList:
-		return s.listClusters(req)
-	case MethodClustersUpdate:
-		return s.updateCluster(req)
-	case MethodClustersSetAddons:
-		return s.setAddons(req)
-	case MethodNodePoolsCreate:
-		return s.createNodePool(req)
-	case MethodNodePoolsGet:
-		return s.getNodePool(req)
-	case MethodNodePoolsList:
-		return s.listNodePools(req)
-	case MethodNodePoolsUpdate:
-		return s.updateNodePool(req)
-	case MethodNodePoolsDelete:
-		return s.deleteNodePool(req)
-	case MethodNodePoolsSetSize:
-		return s.setNodePoolSize(req)
-	case MethodNodePoolsSetAutoscale:
-		return s.setNodePoolAutoscaling(req)
-	case MethodNodePoolsSetManage:
-		return s.setNodePoolManagement(req)
-	case MethodOperationsGet:
-		return s.getOperation(req)
-	case MethodOperationsList:
-		return s.listOperations(req)
-	}
-	return nil, errorf("UNIMPLEMENTED", "gkeemu (emulator) has no handler for %s.", req.route.method)
-}
+func (s *Server) dispatch(req *request) (any, *apiError) { return req.route.handle(s, req) }

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/acctest"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu"
@@ -166,7 +167,7 @@ resource "agentsandbox_sandbox_template" "python" {
 					return fmt.Errorf("template runtimeClassName = %q", rc)
 				}
 				// The Kubernetes connection came from the container API.
-				if env.Requests()[gkeemu.MethodClustersGet] == 0 {
+				if env.Requests()[gkeapi.MethodClustersGet] == 0 {
 					return fmt.Errorf("the provider never read the cluster from the container API: %v", env.Requests())
 				}
 				return nil
