@@ -24,7 +24,7 @@ import (
 type Kind struct {
 	GVR          schema.GroupVersionResource
 	Kind         string // e.g. "SandboxTemplate"
-	ResourceType string // e.g. "agentsandbox_sandbox_template", for messages
+	ResourceType string // e.g. "agentsandbox_sandbox_template": the type of the resource and data source of the kind, also named in messages
 }
 
 // Ref names one object of this kind.

@@ -3,6 +3,7 @@ package object
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -16,20 +17,9 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
-// DataSourceMetadata is the model of a data source's identity and metadata
-// attributes, for data source models to embed. Unlike a resource, a data
-// source manages nothing, so labels and annotations are all of them.
-type DataSourceMetadata struct {
-	ID          types.String `tfsdk:"id"`
-	Name        types.String `tfsdk:"name"`
-	Namespace   types.String `tfsdk:"namespace"`
-	Labels      types.Map    `tfsdk:"labels"`
-	Annotations types.Map    `tfsdk:"annotations"`
-}
-
-// DataSourceMetadataAttributes returns the id, name, namespace, labels and
+// dataSourceMetadataAttributes returns the id, name, namespace, labels and
 // annotations attributes of a data source reading one object of kind.
-func DataSourceMetadataAttributes(kind string) map[string]schema.Attribute {
+func dataSourceMetadataAttributes(kind string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"id": schema.StringAttribute{
 			Computed:            true,
@@ -89,13 +79,8 @@ func (k Kind) Lookup(ctx context.Context, meta *conn.Meta, m DataSourceMetadata,
 // FlattenAll returns the identity and all labels and annotations of live;
 // absent maps become empty ones, so a configuration can always index them.
 func FlattenAll(ctx context.Context, live *unstructured.Unstructured) (DataSourceMetadata, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	out := DataSourceMetadata{
-		ID:        types.StringValue(ID(live.GetNamespace(), live.GetName())),
-		Name:      types.StringValue(live.GetName()),
-		Namespace: types.StringValue(live.GetNamespace()),
-	}
-	var d diag.Diagnostics
+	var diags, d diag.Diagnostics
+	out := identityOf(live)
 	out.Labels, d = types.MapValueFrom(ctx, types.StringType, tfvalues.NonNilMap(live.GetLabels()))
 	diags.Append(d...)
 	out.Annotations, d = types.MapValueFrom(ctx, types.StringType, tfvalues.NonNilMap(live.GetAnnotations()))
@@ -104,18 +89,21 @@ func FlattenAll(ctx context.Context, live *unstructured.Unstructured) (DataSourc
 }
 
 // DataSourceFamily is what a data source reading one object supplies to
-// DataSource: its kind, schema, a hint for a missing object, and how the
-// live object fills the model.
+// DataSource: its kind, description and attributes, a hint for a missing
+// object, and how the live object fills the model. The data source has the
+// type of the kind's resource (Kind.ResourceType) and the identity
+// attributes of every such data source (id, name, namespace, labels,
+// annotations), which name Kind.Kind.
 //
 // M is the data source's model; it must embed DataSourceMetadata.
 type DataSourceFamily[M any] struct {
 	// Kind is the object the data source reads.
 	Kind Kind
-	// TypeName is the data source type without the provider's prefix.
-	TypeName string
-	// Schema is the data source's schema; DataSourceMetadataAttributes
-	// gives its identity attributes.
-	Schema func(context.Context) schema.Schema
+	// Description is the data source's description.
+	Description string
+	// Attributes returns the data source's attributes besides the identity
+	// ones; an attribute of the same name replaces an identity attribute.
+	Attributes func() map[string]schema.Attribute
 	// Hint, if set, is added to the error for a missing object, to say
 	// where such objects usually come from.
 	Hint string
@@ -136,32 +124,28 @@ func (m *DataSourceMetadata) dataSourceMetadata() *DataSourceMetadata { return m
 // (a missing object is an error, with the family's hint), and the family
 // fills in the rest.
 type DataSource[M any, P dataSourceModel[M]] struct {
-	f    *DataSourceFamily[M]
-	meta *conn.Meta
+	ConfiguredDataSource
+	f *DataSourceFamily[M]
 }
 
 var _ datasource.DataSourceWithConfigure = (*DataSource[DataSourceMetadata, *DataSourceMetadata])(nil)
 
 // NewDataSource returns the DataSource of family f.
 func NewDataSource[M any, P dataSourceModel[M]](f *DataSourceFamily[M]) *DataSource[M, P] {
-	if f.Schema == nil || f.Flatten == nil {
-		panic(fmt.Sprintf("object.NewDataSource(%s): Schema and Flatten are required", f.TypeName))
+	if f.Attributes == nil || f.Flatten == nil {
+		panic(fmt.Sprintf("object.NewDataSource(%s): Attributes and Flatten are required", f.Kind.ResourceType))
 	}
 	return &DataSource[M, P]{f: f}
 }
 
-func (d *DataSource[M, P]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + d.f.TypeName
+func (d *DataSource[M, P]) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = d.f.Kind.ResourceType
 }
 
-func (d *DataSource[M, P]) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = d.f.Schema(ctx)
-}
-
-func (d *DataSource[M, P]) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	d.meta = meta
+func (d *DataSource[M, P]) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	attrs := dataSourceMetadataAttributes(d.f.Kind.Kind)
+	maps.Copy(attrs, d.f.Attributes())
+	resp.Schema = schema.Schema{MarkdownDescription: d.f.Description, Attributes: attrs}
 }
 
 func (d *DataSource[M, P]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -170,7 +154,7 @@ func (d *DataSource[M, P]) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	md := P(&m).dataSourceMetadata()
-	live, out, diags := d.f.Kind.Lookup(ctx, d.meta, *md, d.f.Hint)
+	live, out, diags := d.f.Kind.Lookup(ctx, d.Meta, *md, d.f.Hint)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}

@@ -4,7 +4,7 @@
 // update / delete steps over internal/clients/kube (server-side apply with the
 // provider's field manager, "already exists" detection, deletion that waits
 // until the object is gone), and the parts of a data source reading one
-// object (DataSourceMetadataAttributes, Lookup).
+// object (DataSource, Lookup).
 //
 // Every request error that says the resource is not served is diagnosed
 // with one discovery of the resource's group (served.go), so a cluster

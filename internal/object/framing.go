@@ -25,9 +25,7 @@ type Configured struct {
 }
 
 func (c *Configured) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	c.Meta = meta
+	c.Meta = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // ConfiguredDataSource implements Configure for a data source: embed it
@@ -37,9 +35,15 @@ type ConfiguredDataSource struct {
 }
 
 func (c *ConfiguredDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	c.Meta = meta
+	c.Meta = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// configure is every Configure: the provider's clients from its data (nil
+// before the provider is configured, e.g. during validation).
+func configure(providerData any, diags *diag.Diagnostics) *conn.Meta {
+	meta, d := conn.FromProviderData(providerData)
+	diags.Append(d...)
+	return meta
 }
 
 // Deadline bounds ctx by the timeouts block t for op (create, update or

@@ -35,15 +35,34 @@ var UserLabels = []string{agentsv1beta1.CreatedByLabel}
 // DefaultNamespace is used when a resource does not name one.
 const DefaultNamespace = "default"
 
-// Metadata is the model of the identity and metadata attributes. Resource
-// models embed it (the framework promotes the fields of an embedded struct),
-// so every object resource has the same six attributes with the same rules.
-type Metadata struct {
+// DataSourceMetadata is the model of the identity and metadata attributes
+// every object resource and data source has. Data source models embed it
+// (the framework promotes the fields of an embedded struct): a data source
+// manages nothing, so its labels and annotations are all of the object's.
+type DataSourceMetadata struct {
 	ID          types.String `tfsdk:"id"`
 	Name        types.String `tfsdk:"name"`
 	Namespace   types.String `tfsdk:"namespace"`
 	Labels      types.Map    `tfsdk:"labels"`
 	Annotations types.Map    `tfsdk:"annotations"`
+}
+
+// identityOf is the id, name and namespace of live; labels and annotations
+// are left to the caller, which decides which of them to show.
+func identityOf(live *unstructured.Unstructured) DataSourceMetadata {
+	return DataSourceMetadata{
+		ID:        types.StringValue(ID(live.GetNamespace(), live.GetName())),
+		Name:      types.StringValue(live.GetName()),
+		Namespace: types.StringValue(live.GetNamespace()),
+	}
+}
+
+// Metadata is the model of a resource's identity and metadata attributes:
+// DataSourceMetadata's, where labels and annotations hold only the keys the
+// configuration manages, and force_conflicts. Resource models embed it, so
+// every object resource has the same six attributes with the same rules.
+type Metadata struct {
+	DataSourceMetadata
 	// ForceConflicts is the opt-in to take fields over from another
 	// server-side applier (see Kind.Apply). It is a setting of this
 	// resource, not a field of the object: kept as configured.
@@ -141,12 +160,7 @@ func Flatten(ctx context.Context, live *unstructured.Unstructured, prior Metadat
 	if err != nil {
 		diags.AddWarning("Cannot read managed fields", err.Error())
 	}
-	out := Metadata{
-		ID:             types.StringValue(ID(live.GetNamespace(), live.GetName())),
-		Name:           types.StringValue(live.GetName()),
-		Namespace:      types.StringValue(live.GetNamespace()),
-		ForceConflicts: prior.ForceConflicts,
-	}
+	out := Metadata{DataSourceMetadata: identityOf(live), ForceConflicts: prior.ForceConflicts}
 	var d diag.Diagnostics
 	out.Labels, d = managedSubset(ctx, live.GetLabels(), prior.Labels, ownedKeys(owned, ".metadata.labels."))
 	diags.Append(d...)

@@ -77,7 +77,7 @@ func TestFlattenKeepsOnlyManagedKeys(t *testing.T) {
 
 	// Prior declares team and tier; the controller's label is ignored, and
 	// tier's out-of-band value is reported as is (drift).
-	got, diags := Flatten(ctx, live, Metadata{Labels: strMap(map[string]string{"team": "a", "tier": "gold"})}, "agentsandbox")
+	got, diags := Flatten(ctx, live, Metadata{DataSourceMetadata: DataSourceMetadata{Labels: strMap(map[string]string{"team": "a", "tier": "gold"})}}, "agentsandbox")
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
@@ -91,21 +91,21 @@ func TestFlattenKeepsOnlyManagedKeys(t *testing.T) {
 
 	// A managed key removed out of band disappears from the model: drift.
 	live = liveObject(map[string]string{"added-by-controller": "x"})
-	got, _ = Flatten(ctx, live, Metadata{Labels: strMap(map[string]string{"team": "a"})}, "agentsandbox")
+	got, _ = Flatten(ctx, live, Metadata{DataSourceMetadata: DataSourceMetadata{Labels: strMap(map[string]string{"team": "a"})}}, "agentsandbox")
 	if !got.Labels.Equal(strMap(map[string]string{})) {
 		t.Errorf("labels = %v, want empty (the managed key is gone)", got.Labels)
 	}
 
 	// Import (no prior): the keys our field manager owns are taken.
 	live = liveObject(map[string]string{"team": "a", "added-by-controller": "x"}, "team")
-	got, _ = Flatten(ctx, live, Metadata{Labels: types.MapNull(types.StringType)}, "agentsandbox")
+	got, _ = Flatten(ctx, live, Metadata{DataSourceMetadata: DataSourceMetadata{Labels: types.MapNull(types.StringType)}}, "agentsandbox")
 	if !got.Labels.Equal(strMap(map[string]string{"team": "a"})) {
 		t.Errorf("import labels = %v", got.Labels)
 	}
 
 	// Nothing managed and nothing declared: stays null, never an empty map.
 	live = liveObject(map[string]string{"added-by-controller": "x"})
-	got, _ = Flatten(ctx, live, Metadata{Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType)}, "agentsandbox")
+	got, _ = Flatten(ctx, live, Metadata{DataSourceMetadata: DataSourceMetadata{Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType)}}, "agentsandbox")
 	if !got.Labels.IsNull() || !got.Annotations.IsNull() {
 		t.Errorf("labels = %v, annotations = %v, want null", got.Labels, got.Annotations)
 	}
@@ -113,10 +113,10 @@ func TestFlattenKeepsOnlyManagedKeys(t *testing.T) {
 
 func TestExpandMetadata(t *testing.T) {
 	u := &unstructured.Unstructured{}
-	diags := Metadata{
+	diags := Metadata{DataSourceMetadata: DataSourceMetadata{
 		Name: types.StringValue("python"), Namespace: types.StringValue("agents"),
 		Labels: strMap(map[string]string{"team": "a"}), Annotations: types.MapNull(types.StringType),
-	}.Expand(context.Background(), u)
+	}}.Expand(context.Background(), u)
 	if diags.HasError() {
 		t.Fatal(diags)
 	}

@@ -74,11 +74,9 @@ type PrivateState interface {
 // `timeouts` block (Resource reads the identity and the limits through the
 // schema's attributes, name, namespace and timeouts).
 type Family[M any] struct {
-	// Kind is the object the resource manages.
+	// Kind is the object the resource manages; its ResourceType is the
+	// resource's type.
 	Kind Kind
-	// TypeName is the resource type without the provider's prefix, e.g.
-	// "sandbox" for agentsandbox_sandbox.
-	TypeName string
 	// Schema is the resource's schema.
 	Schema func(context.Context) schema.Schema
 	// Timeouts are the defaults of the timeouts block.
@@ -157,7 +155,7 @@ type Resource[M any] struct {
 // NewResource returns the Resource of family f, for a family type to embed.
 func NewResource[M any](f *Family[M]) Resource[M] {
 	if f.Build == nil || f.Refresh == nil || f.Schema == nil {
-		panic(fmt.Sprintf("object.NewResource(%s): Schema, Build and Refresh are required", f.TypeName))
+		panic(fmt.Sprintf("object.NewResource(%s): Schema, Build and Refresh are required", f.Kind.ResourceType))
 	}
 	return Resource[M]{f: f}
 }
@@ -194,8 +192,8 @@ func (r *Resource[M]) FastReadGet(ctx context.Context, providerData any, key fas
 // Meta is the provider's clients, once Configure has run.
 func (r *Resource[M]) Meta() *conn.Meta { return r.meta }
 
-func (r *Resource[M]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + r.f.TypeName
+func (r *Resource[M]) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = r.f.Kind.ResourceType
 }
 
 func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -204,9 +202,7 @@ func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 }
 
 func (r *Resource[M]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	meta, diags := conn.FromProviderData(req.ProviderData)
-	resp.Diagnostics.Append(diags...)
-	r.meta = meta
+	r.meta = configure(req.ProviderData, &resp.Diagnostics)
 }
 
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default
@@ -220,18 +216,9 @@ func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, re
 	if resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel, ok := withTimeout(ctx, req.Plan, OpCreate, r.f.Timeouts.Create, &resp.Diagnostics)
-	if !ok {
-		return
-	}
+	ctx, c, cancel, obj, ok := r.begin(ctx, req.Plan, OpCreate, &plan, nil, &resp.Diagnostics)
 	defer cancel()
-	c := Call{Op: OpCreate, Meta: r.meta}
-	obj, diags := r.f.Build(ctx, &plan)
-	resp.Diagnostics.Append(diags...)
-	if r.f.Check != nil && !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(r.f.Check(ctx, c, &plan, nil)...)
-	}
-	if resp.Diagnostics.HasError() {
+	if !ok {
 		return
 	}
 	live, diags := r.create(ctx, obj)
@@ -313,21 +300,13 @@ func (r *Resource[M]) Update(ctx context.Context, req resource.UpdateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel, ok := withTimeout(ctx, req.Plan, OpUpdate, r.f.Timeouts.Update, &resp.Diagnostics)
+	ctx, c, cancel, obj, ok := r.begin(ctx, req.Plan, OpUpdate, &plan, &state, &resp.Diagnostics)
+	defer cancel()
 	if !ok {
 		return
 	}
-	defer cancel()
-	c := Call{Op: OpUpdate, Meta: r.meta}
-	obj, diags := r.f.Build(ctx, &plan)
-	resp.Diagnostics.Append(diags...)
-	if r.f.Check != nil && !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(r.f.Check(ctx, c, &plan, &state)...)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	var live *unstructured.Unstructured
+	var diags diag.Diagnostics
 	if r.f.Unchanged != nil && r.f.Unchanged(ctx, &plan, &state) {
 		live, diags = r.reread(ctx, obj)
 	} else {
@@ -418,14 +397,30 @@ func stateSaved(waitDiags diag.Diagnostics, op Operation, ref kube.ObjectRef) di
 	return out
 }
 
-// withTimeout bounds ctx by the plan's timeouts block for op (create or
-// update), defaulting to def.
-func withTimeout(ctx context.Context, plan tfsdk.Plan, op Operation, def time.Duration, diags *diag.Diagnostics) (context.Context, context.CancelFunc, bool) {
+// begin starts a create or update (op): it bounds ctx by the plan's
+// timeouts block (the family's default for op where the block leaves it
+// out), builds the object the plan describes and runs the family's Check
+// on it (state is nil on create). ok is false when any of that failed, the
+// errors in diags; cancel is always safe to call.
+func (r *Resource[M]) begin(ctx context.Context, raw tfsdk.Plan, op Operation, plan, state *M, diags *diag.Diagnostics) (_ context.Context, c Call, cancel context.CancelFunc, obj *unstructured.Unstructured, ok bool) {
+	c = Call{Op: op, Meta: r.meta}
 	var t timeouts.Value
-	if diags.Append(tfvalues.GetPlanAttribute(ctx, plan, "timeouts", &t)...); diags.HasError() {
-		return ctx, nil, false
+	if diags.Append(tfvalues.GetPlanAttribute(ctx, raw, "timeouts", &t)...); diags.HasError() {
+		return ctx, c, func() {}, nil, false
 	}
-	return Deadline(ctx, t, op, def, diags)
+	def := r.f.Timeouts.Create
+	if op == OpUpdate {
+		def = r.f.Timeouts.Update
+	}
+	if ctx, cancel, ok = Deadline(ctx, t, op, def, diags); !ok {
+		return ctx, c, cancel, nil, false
+	}
+	obj, d := r.f.Build(ctx, plan)
+	diags.Append(d...)
+	if r.f.Check != nil && !diags.HasError() {
+		diags.Append(r.f.Check(ctx, c, plan, state)...)
+	}
+	return ctx, c, cancel, obj, !diags.HasError()
 }
 
 // identity reads namespace and name from a state.

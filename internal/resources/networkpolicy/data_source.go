@@ -18,10 +18,12 @@ import (
 // controller manages for a template, so that a configuration can show or
 // check what is enforced.
 func NewDataSource() datasource.DataSource {
-	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
-		Kind:     Kind,
-		TypeName: "network_policy",
-		Schema:   dataSourceSchema,
+	return object.NewDataSource(&object.DataSourceFamily[dataSourceModel]{
+		Kind: Kind,
+		Description: "Reads a NetworkPolicy, whoever manages it, and shows its spec in the same canonical JSON as " +
+			"`agentsandbox_network_policy.rendered`: for example the policy the agent-sandbox controller keeps for a " +
+			"template with managed network policy (`<template>-network-policy`), to review or check what it enforces.",
+		Attributes: dataSourceAttributes,
 		Hint: "A policy the agent-sandbox controller manages for a template is named <template>-network-policy and " +
 			"exists only while the template's network policy management is Managed.",
 		Flatten: flattenDataSource,
@@ -33,20 +35,15 @@ type dataSourceModel struct {
 	Rendered types.String `tfsdk:"rendered"`
 }
 
-func dataSourceSchema(context.Context) schema.Schema {
-	attrs := object.DataSourceMetadataAttributes("NetworkPolicy")
-	labels := attrs["labels"].(schema.MapAttribute) //nolint:forcetypeassert // DataSourceMetadataAttributes makes it a map
-	labels.MarkdownDescription = "All labels of the NetworkPolicy."
-	attrs["labels"] = labels
-	attrs["rendered"] = schema.StringAttribute{
-		Computed:            true,
-		MarkdownDescription: "The NetworkPolicy `spec` as canonical JSON (sorted keys, explicit protocols, empty rule lists shown as `[]`).",
-	}
-	return schema.Schema{
-		MarkdownDescription: "Reads a NetworkPolicy, whoever manages it, and shows its spec in the same canonical JSON as " +
-			"`agentsandbox_network_policy.rendered`: for example the policy the agent-sandbox controller keeps for a " +
-			"template with managed network policy (`<template>-network-policy`), to review or check what it enforces.",
-		Attributes: attrs,
+func dataSourceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		// No controller sets labels on a NetworkPolicy: this replaces the
+		// identity attribute's description, which says one does.
+		"labels": schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "All labels of the NetworkPolicy."},
+		"rendered": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The NetworkPolicy `spec` as canonical JSON (sorted keys, explicit protocols, empty rule lists shown as `[]`).",
+		},
 	}
 }
 

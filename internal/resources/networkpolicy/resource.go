@@ -45,7 +45,6 @@ var Kind = object.Kind{
 // repaired.
 var family = &object.Family[resourceModel]{
 	Kind:     Kind,
-	TypeName: "network_policy",
 	FastRead: true, // Refresh reads the live object, the state and the field manager only
 	Schema:   resourceSchema,
 	Timeouts: object.Timeouts{Create: 2 * time.Minute, Update: 2 * time.Minute, Delete: 2 * time.Minute},

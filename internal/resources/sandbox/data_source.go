@@ -20,12 +20,13 @@ import (
 // this configuration manages, one a warm pool or claim made, one made by
 // hand) with its live status.
 func NewDataSource() datasource.DataSource {
-	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
-		Kind:     Kind,
-		TypeName: "sandbox",
-		Schema:   dataSourceSchema,
-		Hint:     "A sandbox taken from a warm pool is named like the pool plus a suffix; a claim's status names its sandbox.",
-		Flatten:  flattenDataSource,
+	return object.NewDataSource(&object.DataSourceFamily[dataSourceModel]{
+		Kind: Kind,
+		Description: "Reads a Sandbox (`agents.x-k8s.io/v1beta1`) and its live status, whoever created it: one " +
+			"managed by `agentsandbox_sandbox`, one a warm pool or claim made, or one made by hand.",
+		Attributes: dataSourceAttributes,
+		Hint:       "A sandbox taken from a warm pool is named like the pool plus a suffix; a claim's status names its sandbox.",
+		Flatten:    flattenDataSource,
 	})
 }
 
@@ -57,8 +58,8 @@ func computedString(d string) schema.StringAttribute {
 	return schema.StringAttribute{Computed: true, MarkdownDescription: d}
 }
 
-func dataSourceSchema(context.Context) schema.Schema {
-	attrs := object.DataSourceMetadataAttributes("Sandbox")
+func dataSourceAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
 	attrs["pod_template"] = podtemplate.DataSourceAttribute()
 	attrs["volume_claim_templates"] = blueprint.VolumeClaimTemplatesDataSourceAttribute()
 	str := computedString
@@ -76,11 +77,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 			"each with its status, reason and message.",
 		NestedObject: schema.NestedAttributeObject{Attributes: conditionAttributes},
 	}
-	return schema.Schema{
-		MarkdownDescription: "Reads a Sandbox (`agents.x-k8s.io/v1beta1`) and its live status, whoever created it: one " +
-			"managed by `agentsandbox_sandbox`, one a warm pool or claim made, or one made by hand.",
-		Attributes: attrs,
-	}
+	return attrs
 }
 
 // flattenDataSource fills m from the live sandbox, its conditions included.

@@ -46,7 +46,6 @@ var Kind = object.Kind{
 // drift, repaired by the next apply.
 var family = &object.Family[resourceModel]{
 	Kind:      Kind,
-	TypeName:  "sandbox",
 	FastRead:  true, // Refresh reads the live object, the state and the field manager only
 	Schema:    resourceSchema,
 	Timeouts:  object.Timeouts{Create: 10 * time.Minute, Update: 10 * time.Minute, Delete: 5 * time.Minute},

@@ -18,12 +18,14 @@ import (
 // live status, whoever made it (the sandbox router makes claims too): which
 // sandbox it holds, where, and whether it is ready or why not.
 func NewDataSource() datasource.DataSource {
-	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
-		Kind:     Kind,
-		TypeName: "sandbox_claim",
-		Schema:   dataSourceSchema,
-		Hint:     "A claim with shutdown policy Delete or DeleteForeground is deleted by the controller when it expires.",
-		Flatten:  flattenDataSource,
+	return object.NewDataSource(&object.DataSourceFamily[dataSourceModel]{
+		Kind: Kind,
+		Description: "Reads a `SandboxClaim` and its live status: the sandbox it holds, its pod IPs and service FQDN, and whether " +
+			"it is ready, or the controller's reason why not. Works for claims made by any client (the sandbox router, " +
+			"an SDK) as well as by `agentsandbox_sandbox_claim`. Reads the cluster on every plan.",
+		Attributes: dataSourceAttributes,
+		Hint:       "A claim with shutdown policy Delete or DeleteForeground is deleted by the controller when it expires.",
+		Flatten:    flattenDataSource,
 	})
 }
 
@@ -34,8 +36,8 @@ type dataSourceModel struct {
 	ReadyMessage types.String `tfsdk:"ready_message"`
 }
 
-func dataSourceSchema(context.Context) schema.Schema {
-	attrs := object.DataSourceMetadataAttributes(extv1beta1.SandboxClaimKind)
+func dataSourceAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
 	attrs["warm_pool"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the SandboxWarmPool the claim takes its sandbox from."}
 	attrs["shutdown_time"] = schema.StringAttribute{Computed: true, MarkdownDescription: "RFC 3339 time at which the claim expires; null when none is set."}
 	attrs["ttl_seconds_after_finished"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Seconds after its sandbox finished at which the claim expires; null when none is set."}
@@ -70,12 +72,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 	attrs["ready"] = schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the claim's `Ready` condition is true for its current generation."}
 	attrs["ready_reason"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Reason of the `Ready` condition, e.g. `DependenciesReady`, `WarmPoolNotFound`, `ClaimExpired`; empty until reported."}
 	attrs["ready_message"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Message of the `Ready` condition."}
-	return schema.Schema{
-		MarkdownDescription: "Reads a `SandboxClaim` and its live status: the sandbox it holds, its pod IPs and service FQDN, and whether " +
-			"it is ready, or the controller's reason why not. Works for claims made by any client (the sandbox router, " +
-			"an SDK) as well as by `agentsandbox_sandbox_claim`. Reads the cluster on every plan.",
-		Attributes: attrs,
-	}
+	return attrs
 }
 
 // flattenDataSource fills m from the live claim.

@@ -21,10 +21,10 @@ import (
 
 func baseModel() resourceModel {
 	return resourceModel{
-		Metadata: object.Metadata{
+		Metadata: object.Metadata{DataSourceMetadata: object.DataSourceMetadata{
 			Name: types.StringValue("session"), Namespace: types.StringValue("agents"),
 			Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType),
-		},
+		}},
 		claimModel: claimModel{
 			WarmPool:                types.StringValue("pool"),
 			ShutdownTime:            types.StringNull(),

@@ -52,7 +52,6 @@ const privateApplied = "applied"
 // the session is left running when destroy returns.
 var family = &object.Family[resourceModel]{
 	Kind:          Kind,
-	TypeName:      "sandbox_claim",
 	Schema:        resourceSchema,
 	Timeouts:      object.Timeouts{Create: 5 * time.Minute, Update: 5 * time.Minute, Delete: 5 * time.Minute},
 	Exclusive:     []string{"spec"},

@@ -19,11 +19,12 @@ import (
 // NewDataSource is registered in the provider. It reads any
 // SandboxTemplate, whoever manages it, in the resource's terms.
 func NewDataSource() datasource.DataSource {
-	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
-		Kind:     Kind,
-		TypeName: "sandbox_template",
-		Schema:   dataSourceSchema,
-		Flatten:  flattenDataSource,
+	return object.NewDataSource(&object.DataSourceFamily[dataSourceModel]{
+		Kind: Kind,
+		Description: "Reads a SandboxTemplate (`extensions.agents.x-k8s.io/v1beta1`) as the cluster has it, " +
+			"whoever manages it, in the terms of the `agentsandbox_sandbox_template` resource.",
+		Attributes: dataSourceAttributes,
+		Flatten:    flattenDataSource,
 	})
 }
 
@@ -33,8 +34,8 @@ type dataSourceModel struct {
 	NetworkPolicyName types.String `tfsdk:"network_policy_name"`
 }
 
-func dataSourceSchema(context.Context) schema.Schema {
-	attrs := object.DataSourceMetadataAttributes("SandboxTemplate")
+func dataSourceAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
 	pt := podtemplate.DataSourceAttribute()
 	pt.MarkdownDescription = "The pod of the sandboxes made from the template (same attributes as the resource's `pod_template`)."
 	attrs["pod_template"] = pt
@@ -54,11 +55,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 			"as canonical JSON, the same form as the resource's `network_policy_rendered`; null when the template uses the " +
 			"controller's default.",
 	}
-	return schema.Schema{
-		MarkdownDescription: "Reads a SandboxTemplate (`extensions.agents.x-k8s.io/v1beta1`) as the cluster has it, " +
-			"whoever manages it, in the terms of the `agentsandbox_sandbox_template` resource.",
-		Attributes: attrs,
-	}
+	return attrs
 }
 
 // flattenDataSource fills m from the live template. As JSON only: a

@@ -17,12 +17,13 @@ import (
 // live status, whoever manages the pool: to gate on its readiness, or to
 // target it from other tools.
 func NewDataSource() datasource.DataSource {
-	return object.NewDataSource[dataSourceModel](&object.DataSourceFamily[dataSourceModel]{
-		Kind:     Kind,
-		TypeName: "warm_pool",
-		Schema:   dataSourceSchema,
-		Hint:     "Pools made by agentsandbox_warm_pool live in the namespace of that resource.",
-		Flatten:  flattenDataSource,
+	return object.NewDataSource(&object.DataSourceFamily[dataSourceModel]{
+		Kind: Kind,
+		Description: "Reads a `SandboxWarmPool` and its live status: how many sandboxes it wants, has and has " +
+			"ready. Reads the cluster on every plan.",
+		Attributes: dataSourceAttributes,
+		Hint:       "Pools made by agentsandbox_warm_pool live in the namespace of that resource.",
+		Flatten:    flattenDataSource,
 	})
 }
 
@@ -34,8 +35,8 @@ type dataSourceModel struct {
 	Selector        types.String `tfsdk:"selector"`
 }
 
-func dataSourceSchema(context.Context) schema.Schema {
-	attrs := object.DataSourceMetadataAttributes(extv1beta1.SandboxWarmPoolKind)
+func dataSourceAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
 	attrs["template"] = schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the SandboxTemplate the pool's sandboxes are made from."}
 	attrs["replicas"] = schema.Int64Attribute{Computed: true, MarkdownDescription: "Number of sandboxes the pool wants (`spec.replicas`, whoever set it)."}
 	attrs["update_strategy"] = schema.StringAttribute{Computed: true, MarkdownDescription: "`Recreate` or `OnReplenish`."}
@@ -50,11 +51,7 @@ func dataSourceSchema(context.Context) schema.Schema {
 		Computed:            true,
 		MarkdownDescription: "Label selector of the pool's unclaimed sandboxes, as the pool reports it (`status.selector`); empty until the controller has reported.",
 	}
-	return schema.Schema{
-		MarkdownDescription: "Reads a `SandboxWarmPool` and its live status: how many sandboxes it wants, has and has " +
-			"ready. Reads the cluster on every plan.",
-		Attributes: attrs,
-	}
+	return attrs
 }
 
 // flattenDataSource fills m from the live pool.

@@ -15,10 +15,10 @@ import (
 
 func model(replicas types.Int64, external bool, strategy string) resourceModel {
 	return resourceModel{
-		Metadata: object.Metadata{
+		Metadata: object.Metadata{DataSourceMetadata: object.DataSourceMetadata{
 			Name: types.StringValue("pool"), Namespace: types.StringValue("agents"),
 			Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType),
-		},
+		}},
 		poolModel: poolModel{
 			Template:       types.StringValue("python"),
 			Replicas:       replicas,
@@ -81,7 +81,7 @@ func TestFlattenAppliesServerDefaults(t *testing.T) {
 	// A pool written by someone else with nothing but the template: the
 	// API's defaults are what the model shows, so they never diff.
 	live := livePool(map[string]any{"sandboxTemplateRef": map[string]any{"name": "python"}}, nil)
-	m := resourceModel{Metadata: object.Metadata{Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType)}}
+	m := resourceModel{Metadata: object.Metadata{DataSourceMetadata: object.DataSourceMetadata{Labels: types.MapNull(types.StringType), Annotations: types.MapNull(types.StringType)}}}
 	if diags := flatten(context.Background(), live, &m, "agentsandbox"); diags.HasError() {
 		t.Fatal(diags)
 	}

@@ -57,7 +57,6 @@ var replicasPath = []string{"spec", "replicas"}
 // Claimed sandboxes belong to their claims and are not touched.
 var family = &object.Family[resourceModel]{
 	Kind:          Kind,
-	TypeName:      "warm_pool",
 	FastRead:      true, // Refresh reads the live object, the state and the field manager only
 	Schema:        resourceSchema,
 	Timeouts:      object.Timeouts{Create: 10 * time.Minute, Update: 10 * time.Minute, Delete: 5 * time.Minute},
