@@ -87,6 +87,24 @@ func start(minHeap uint64, tick time.Duration) (stop func()) {
 	current := Percent(LiveHeap(), minHeap)
 	before := debug.SetGCPercent(current)
 	inEffect.Store(int64(current))
+	stopSampling := SampleLiveHeap(tick, func(live uint64) {
+		if p := Percent(live, minHeap); p != current {
+			debug.SetGCPercent(p)
+			inEffect.Store(int64(p))
+			current = p
+		}
+	})
+	return func() {
+		stopSampling()
+		debug.SetGCPercent(before)
+		inEffect.Store(0)
+	}
+}
+
+// SampleLiveHeap calls f with the live heap (LiveHeap) every tick, from one
+// goroutine, until stop is called; stop returns once f has returned for the
+// last time.
+func SampleLiveHeap(tick time.Duration, f func(live uint64)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -99,18 +117,12 @@ func start(minHeap uint64, tick time.Duration) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if p := Percent(LiveHeap(), minHeap); p != current {
-				debug.SetGCPercent(p)
-				inEffect.Store(int64(p))
-				current = p
-			}
+			f(LiveHeap())
 		}
 	}()
 	return func() {
 		close(done)
 		<-finished
-		debug.SetGCPercent(before)
-		inEffect.Store(0)
 	}
 }
 

@@ -186,34 +186,17 @@ var peakLive atomic.Uint64
 // the live heap exceeds the last profiled one by a quarter, so that the
 // profile left on exit shows what was live near the peak.
 func sampleHeap(dir string, tick time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		var profiled uint64
-		var last time.Time
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			live := gcpolicy.LiveHeap()
-			if live > peakLive.Load() {
-				peakLive.Store(live)
-			}
-			if dir != "" && live > profiled+profiled/4 && live > 4<<20 && time.Since(last) > 200*time.Millisecond {
-				warn(writeHeapProfile(dir, fmt.Sprintf("heap-peak-%d.pprof", os.Getpid())))
-				profiled, last = live, time.Now()
-			}
+	var profiled uint64
+	var last time.Time
+	return gcpolicy.SampleLiveHeap(tick, func(live uint64) {
+		if live > peakLive.Load() {
+			peakLive.Store(live)
 		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+		if dir != "" && live > profiled+profiled/4 && live > 4<<20 && time.Since(last) > 200*time.Millisecond {
+			warn(writeHeapProfile(dir, fmt.Sprintf("heap-peak-%d.pprof", os.Getpid())))
+			profiled, last = live, time.Now()
+		}
+	})
 }
 
 func writeHeapProfile(dir, name string) error {
