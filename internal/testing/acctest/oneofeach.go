@@ -29,6 +29,12 @@ func OneOfEach(provider, ns, stage, extra string) string {
 	return provider + fmt.Sprintf(`
 locals {
   labels = { "test.agentsandbox.dev/stage" = %[2]q }
+  # The template's and the sandbox's pods run the same container.
+  containers = [{
+    name      = "python"
+    image     = "registry.example/python-runtime:1"
+    resources = { limits = { cpu = "500m", memory = "256Mi" } }
+  }]
 }
 
 resource "agentsandbox_sandbox_template" "python" {
@@ -38,11 +44,7 @@ resource "agentsandbox_sandbox_template" "python" {
   network_policy_management = "Unmanaged"
   pod_template = {
     labels = { "app.kubernetes.io/component" = "execution-sandbox" }
-    containers = [{
-      name      = "python"
-      image     = "registry.example/python-runtime:1"
-      resources = { limits = { cpu = "500m", memory = "256Mi" } }
-    }]
+    containers = local.containers
   }
 }
 
@@ -67,11 +69,7 @@ resource "agentsandbox_sandbox" "solo" {
   namespace = %[1]q
   labels    = local.labels
   pod_template = {
-    containers = [{
-      name      = "python"
-      image     = "registry.example/python-runtime:1"
-      resources = { limits = { cpu = "500m", memory = "256Mi" } }
-    }]
+    containers = local.containers
   }
 }
 
