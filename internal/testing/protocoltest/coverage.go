@@ -281,13 +281,10 @@ func (ch check) reached(obs []observation, custom map[string]bool) bool {
 func (c Coverage) checks() ([]check, error) {
 	ctx := context.Background()
 	p := c.Provider()
-	var meta provider.MetadataResponse
-	p.Metadata(ctx, provider.MetadataRequest{}, &meta)
+	meta := answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
 	var out []check
 	if c.ProviderSchema {
-		var s provider.SchemaResponse
-		p.Schema(ctx, provider.SchemaRequest{}, &s)
-		out = append(out, walkSchema("provider", "", reflect.ValueOf(s.Schema))...)
+		out = append(out, walkSchema("provider", "", reflect.ValueOf(answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema))...)
 	}
 	want := map[string]bool{}
 	for _, r := range c.Resources {
@@ -296,38 +293,14 @@ func (c Coverage) checks() ([]check, error) {
 	for _, d := range c.DataSources {
 		want["data "+d] = true
 	}
-	if withResources, ok := p.(interface {
-		Resources(context.Context) []func() resource.Resource
-	}); ok {
-		for _, f := range withResources.Resources(ctx) {
-			r := f()
-			var m resource.MetadataResponse
-			r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: meta.TypeName}, &m)
-			if !want["resource "+m.TypeName] {
-				continue
-			}
-			delete(want, "resource "+m.TypeName)
-			var s resource.SchemaResponse
-			r.Schema(ctx, resource.SchemaRequest{}, &s)
-			out = append(out, walkSchema("resource", m.TypeName, reflect.ValueOf(s.Schema))...)
-		}
-	}
-	if withData, ok := p.(interface {
-		DataSources(context.Context) []func() datasource.DataSource
-	}); ok {
-		for _, f := range withData.DataSources(ctx) {
-			d := f()
-			var m datasource.MetadataResponse
-			d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: meta.TypeName}, &m)
-			if !want["data "+m.TypeName] {
-				continue
-			}
-			delete(want, "data "+m.TypeName)
-			var s datasource.SchemaResponse
-			d.Schema(ctx, datasource.SchemaRequest{}, &s)
-			out = append(out, walkSchema("data", m.TypeName, reflect.ValueOf(s.Schema))...)
-		}
-	}
+	out = append(out, served("resource", p.Resources(ctx), want, func(r resource.Resource) (string, any) {
+		return answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
+			answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema
+	})...)
+	out = append(out, served("data", p.DataSources(ctx), want, func(d datasource.DataSource) (string, any) {
+		return answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
+			answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema
+	})...)
 	for k := range want {
 		return nil, fmt.Errorf("protocoltest: coverage names %s, which the provider does not serve", k)
 	}
@@ -345,6 +318,29 @@ func (c Coverage) checks() ([]check, error) {
 // a framework schema (resource, data source or provider schema, read by
 // reflection: their attribute types differ but share field names), and
 // the nested attributes that carry validators themselves.
+// served walks the schema of every type the factories build that want
+// names (as kind and type name), striking it from want; describe gives a
+// type's name and schema.
+func served[T any](kind string, factories []func() T, want map[string]bool, describe func(T) (string, any)) []check {
+	var out []check
+	for _, f := range factories {
+		name, schema := describe(f())
+		if want[kind+" "+name] {
+			delete(want, kind+" "+name)
+			out = append(out, walkSchema(kind, name, reflect.ValueOf(schema))...)
+		}
+	}
+	return out
+}
+
+// answer is the response of one of the framework's methods of x (such as
+// resource.Resource.Schema) to req.
+func answer[T, Req, Resp any](ctx context.Context, x T, method func(T, context.Context, Req, *Resp), req Req) Resp {
+	var resp Resp
+	method(x, ctx, req, &resp)
+	return resp
+}
+
 func walkSchema(kind, typ string, sch reflect.Value) []check {
 	return walkAttributes(kind, typ, sch.FieldByName("Attributes"), "")
 }
