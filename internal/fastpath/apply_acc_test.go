@@ -36,7 +36,7 @@ func TestAccApplyMarker_nextReadIsTheFastPaths(t *testing.T) {
 				t.Fatalf("the create's private state holds no read marker: %s", applied.Private)
 			}
 			// The fast path must answer while the object is as the marker
-			// saw it; the stand-in controller may update it after the
+			// saw it; the release's controller may update it after the
 			// create (a pool's status, a template's label), and then the
 			// framework must.
 			marked, _ := markerField(t, applied.Private, "rv").(string)

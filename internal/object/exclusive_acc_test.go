@@ -94,8 +94,9 @@ func TestAccApplyExclusive_removesWhatOthersAdded(t *testing.T) {
 	}
 	t.Logf("repairing the drift took %d requests: %v", kube.RequestCount(), kube.RequestCounts())
 	// 3 requests (apply, managedFields patch, apply); each resourceVersion
-	// conflict with a concurrent writer (the stand-in controller labels
-	// templates) adds one more patch and apply, up to the attempt limit.
+	// conflict with a concurrent writer (the release's controller labels
+	// templates, sandboxtemplate_controller.go:183 at v1.0.3) adds one more
+	// patch and apply, up to the attempt limit.
 	if n := kube.RequestCount(); n < 3 || n%2 == 0 || n > 7 {
 		t.Errorf("repair sent %d requests, want 3 (apply, managedFields patch, apply) plus 2 per conflict retry", n)
 	}

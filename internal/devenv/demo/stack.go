@@ -42,8 +42,9 @@ type Options struct {
 	Log io.Writer
 }
 
-// Stack is a running stand-in: local control plane, stand-in controller,
-// GKE emulator and release server. Stop it exactly once.
+// Stack is a running stand-in for GKE: local control plane, the release's
+// real agent-sandbox controller (out of cluster), GKE emulator and release
+// server. Stop it exactly once.
 type Stack struct {
 	// Kubeconfig is the local control plane's admin kubeconfig.
 	Kubeconfig string

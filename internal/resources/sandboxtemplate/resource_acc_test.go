@@ -95,7 +95,7 @@ func containerNames(want ...string) func(*unstructured.Unstructured) error {
 	}
 }
 
-// managedPolicy checks the NetworkPolicy the stand-in controller keeps for
+// managedPolicy checks the NetworkPolicy the release's controller keeps for
 // a Managed template.
 func managedPolicy(t *testing.T, ns, template string, check func(*unstructured.Unstructured) error) resource.TestCheckFunc {
 	return func(*terraform.State) error {

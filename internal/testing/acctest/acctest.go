@@ -5,7 +5,7 @@
 // Terraform's back, HCL config builders, and the test-case scaffolding the
 // families share (Family).
 //
-// The environment itself (local control plane, CRDs, stand-in controller,
+// The environment itself (local control plane, CRDs, the real controller,
 // leak check) is package testenv; this package only decides when to start
 // one and hands tests what they need to talk to it.
 //
@@ -82,7 +82,7 @@ const envTfAcc = "TF_ACC"
 // as the testenv command would, and tears it down (with the leak check)
 // after the tests. With a cluster given but no harness around (no
 // AGENTSANDBOX_TESTENV_RUN), it installs the CRDs there and runs the
-// stand-in controller, again like the testenv command. Inside the testenv
+// release's real controller, again like the testenv command. Inside the testenv
 // command, and without TF_ACC, it just runs the tests.
 //
 // after runs once the tests passed (say, protocoltest.Coverage.Check); an

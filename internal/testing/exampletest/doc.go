@@ -7,7 +7,7 @@
 //     of the provider, check what they created, check that a second plan
 //     is empty, destroy them and check that everything is gone; all of it
 //     against the same local stand-in for GKE that `make demo` runs
-//     (package demo: local control plane, stand-in controller, GKE
+//     (package demo: local control plane, the real controller, GKE
 //     emulator, release mirror), private to this package because the
 //     examples install the controller, which is cluster-wide;
 //   - apply every example again with the fast path on and off

@@ -178,7 +178,7 @@ func run(m *testing.M) int {
 		}
 		code = m.Run()
 		if err := env.Stop(context.Background()); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: stopping the stand-in controller: %v\n", err)
+			fmt.Fprintf(os.Stderr, "e2e: stopping the cluster and the controller: %v\n", err)
 			code = 1
 		}
 	}
@@ -253,7 +253,7 @@ func script(ctx context.Context, path string, args ...string) (string, time.Dura
 }
 
 // startCluster builds (or reuses) the binaries and images, starts the
-// real-node cluster and the stand-in controller on it.
+// real-node cluster and the release's real controller for it.
 func startCluster(ctx context.Context, root string) (*testenv.Env, error) {
 	bin, tBin, err := script(ctx, filepath.Join(root, "internal/devenv/localcluster/build.sh"))
 	if err != nil {

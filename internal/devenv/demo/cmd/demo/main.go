@@ -288,7 +288,7 @@ func down(dir string) error {
 	}
 	if alive(st.PID) {
 		t0 := time.Now()
-		fmt.Fprintf(os.Stderr, "stopping the local stack (pid %d): GKE emulator, release server, stand-in controller, local control plane\n", st.PID)
+		fmt.Fprintf(os.Stderr, "stopping the local stack (pid %d): GKE emulator, release server, agent-sandbox controller, local control plane\n", st.PID)
 		if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {
 			return err
 		}
