@@ -83,24 +83,24 @@ type shape struct {
 func New(inner Inner, p provider.Provider) *Server {
 	ctx := context.Background()
 	s := &Server{Inner: inner, resources: map[string]shape{}, dataSources: map[string]shape{}}
-	meta := answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
-	s.provider = shapeOf(ctx, answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema)
+	meta := Answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
+	s.provider = shapeOf(ctx, Answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema)
 	for _, f := range p.Resources(ctx) {
 		r := f()
-		m := answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName})
-		s.resources[m.TypeName] = shapeOf(ctx, answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema)
+		m := Answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName})
+		s.resources[m.TypeName] = shapeOf(ctx, Answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema)
 	}
 	for _, f := range p.DataSources(ctx) {
 		d := f()
-		m := answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName})
-		s.dataSources[m.TypeName] = shapeOf(ctx, answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema)
+		m := Answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName})
+		s.dataSources[m.TypeName] = shapeOf(ctx, Answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema)
 	}
 	return s
 }
 
-// answer is the response of one of the framework's methods of x (such as
+// Answer is the response of one of the framework's methods of x (such as
 // resource.Resource.Schema) to req.
-func answer[T, Req, Resp any](ctx context.Context, x T, method func(T, context.Context, Req, *Resp), req Req) Resp {
+func Answer[T, Req, Resp any](ctx context.Context, x T, method func(T, context.Context, Req, *Resp), req Req) Resp {
 	var resp Resp
 	method(x, ctx, req, &resp)
 	return resp

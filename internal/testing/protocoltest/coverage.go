@@ -21,6 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/nestedattr"
 )
 
 // Coverage proves that a package's bad-input tables reach every check
@@ -281,10 +283,10 @@ func (ch check) reached(obs []observation, custom map[string]bool) bool {
 func (c Coverage) checks() ([]check, error) {
 	ctx := context.Background()
 	p := c.Provider()
-	meta := answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
+	meta := nestedattr.Answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
 	var out []check
 	if c.ProviderSchema {
-		out = append(out, walkSchema("provider", "", reflect.ValueOf(answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema))...)
+		out = append(out, walkSchema("provider", "", reflect.ValueOf(nestedattr.Answer(ctx, p, provider.Provider.Schema, provider.SchemaRequest{}).Schema))...)
 	}
 	want := map[string]bool{}
 	for _, r := range c.Resources {
@@ -294,12 +296,12 @@ func (c Coverage) checks() ([]check, error) {
 		want["data "+d] = true
 	}
 	out = append(out, served("resource", p.Resources(ctx), want, func(r resource.Resource) (string, any) {
-		return answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
-			answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema
+		return nestedattr.Answer(ctx, r, resource.Resource.Metadata, resource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
+			nestedattr.Answer(ctx, r, resource.Resource.Schema, resource.SchemaRequest{}).Schema
 	})...)
 	out = append(out, served("data", p.DataSources(ctx), want, func(d datasource.DataSource) (string, any) {
-		return answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
-			answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema
+		return nestedattr.Answer(ctx, d, datasource.DataSource.Metadata, datasource.MetadataRequest{ProviderTypeName: meta.TypeName}).TypeName,
+			nestedattr.Answer(ctx, d, datasource.DataSource.Schema, datasource.SchemaRequest{}).Schema
 	})...)
 	for k := range want {
 		return nil, fmt.Errorf("protocoltest: coverage names %s, which the provider does not serve", k)
@@ -331,14 +333,6 @@ func served[T any](kind string, factories []func() T, want map[string]bool, desc
 		}
 	}
 	return out
-}
-
-// answer is the response of one of the framework's methods of x (such as
-// resource.Resource.Schema) to req.
-func answer[T, Req, Resp any](ctx context.Context, x T, method func(T, context.Context, Req, *Resp), req Req) Resp {
-	var resp Resp
-	method(x, ctx, req, &resp)
-	return resp
 }
 
 func walkSchema(kind, typ string, sch reflect.Value) []check {
