@@ -51,29 +51,12 @@ type certRequest struct {
 
 // newCA creates a self-signed certificate authority.
 func newCA(commonName string) (*KeyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
+	return sign(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"localcluster"}},
-		NotBefore:             now.Add(-time.Hour), // tolerate small clock skew between processes
-		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	return newKeyPair(der, key)
+	}, nil)
 }
 
 // issue signs a leaf certificate with the CA.
@@ -81,23 +64,11 @@ func (ca *KeyPair) issue(req certRequest) (*KeyPair, error) {
 	if ca.cert == nil || !ca.cert.IsCA {
 		return nil, errors.New("issuer is not a certificate authority")
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: req.commonName, Organization: req.organization},
-		DNSNames:     req.dnsNames,
-		IPAddresses:  req.ips,
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		Subject:     pkix.Name{CommonName: req.commonName, Organization: req.organization},
+		DNSNames:    req.dnsNames,
+		IPAddresses: req.ips,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 	}
 	if req.server {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
@@ -105,7 +76,28 @@ func (ca *KeyPair) issue(req certRequest) (*KeyPair, error) {
 	if req.client {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	return sign(tmpl, ca)
+}
+
+// sign gives tmpl a new P-256 key, a random serial number and the validity
+// of every certificate here, and signs it with issuer's key, or with its
+// own when issuer is nil (a self-signed CA).
+func sign(tmpl *x509.Certificate, issuer *KeyPair) (*KeyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	if tmpl.SerialNumber, err = randomSerial(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl.NotBefore = now.Add(-time.Hour) // tolerate small clock skew between processes
+	tmpl.NotAfter = now.Add(certValidity)
+	parent, parentKey := tmpl, crypto.Signer(key)
+	if issuer != nil {
+		parent, parentKey = issuer.cert, issuer.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
 	if err != nil {
 		return nil, err
 	}
