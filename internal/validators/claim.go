@@ -38,15 +38,15 @@ func inDomain(domain string, domains []string) bool {
 // keys in its allowed label domains, by default allowedDomain, so that a
 // claim cannot opt its pod into someone else's NetworkPolicy), and the
 // sandbox router's identity app=sandbox-router is refused.
-func ClaimPodLabels(allowedDomain string) validator.Map { return claimPodLabels{domain: allowedDomain} }
-
-type claimPodLabels struct{ domain string }
-
-func (v claimPodLabels) Description(context.Context) string {
-	return fmt.Sprintf("label keys need a domain prefix allowed by the controller (by default %s/...), and app=sandbox-router is reserved", v.domain)
+func ClaimPodLabels(allowedDomain string) validator.Map {
+	return claimPodLabels{described(fmt.Sprintf("label keys need a domain prefix allowed by the controller (by "+
+		"default %s/...), and app=sandbox-router is reserved", allowedDomain)), allowedDomain}
 }
 
-func (v claimPodLabels) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+type claimPodLabels struct {
+	described
+	domain string
+}
 
 func (v claimPodLabels) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

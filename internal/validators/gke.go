@@ -98,16 +98,13 @@ func GKEImageType(image string) validator.String {
 // GKEOwnedMapKey refuses key in a map of labels (what = "label"): GKE puts
 // key=value on every gVisor node pool itself.
 func GKEOwnedMapKey(what, key, value string) validator.Map {
-	return gkeOwnedKey{what: what, key: key, value: value}
+	return gkeOwnedKey{described(fmt.Sprintf("the %s key %s is GKE's own and cannot be set", what, key)), what, key, value}
 }
 
-type gkeOwnedKey struct{ what, key, value string }
-
-func (v gkeOwnedKey) Description(context.Context) string {
-	return fmt.Sprintf("the %s key %s is GKE's own and cannot be set", v.what, v.key)
+type gkeOwnedKey struct {
+	described
+	what, key, value string
 }
-
-func (v gkeOwnedKey) MarkdownDescription(c context.Context) string { return v.Description(c) }
 
 func (v gkeOwnedKey) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
