@@ -317,11 +317,7 @@ func portAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Name of the port (an IANA service name such as `http`), unique in the container.",
 			Validators:          []validator.String{validators.PortName()},
 		},
-		"container_port": schema.Int64Attribute{
-			Required:            true,
-			MarkdownDescription: "Port number, 1-65535.",
-			Validators:          []validator.Int64{int64validator.Between(1, 65535)},
-		},
+		"container_port": portNumberAttribute(),
 		"protocol": schema.StringAttribute{
 			Optional:            true,
 			Computed:            true,
@@ -430,11 +426,7 @@ func probeAttribute(desc string) schema.SingleNestedAttribute {
 				Optional:            true,
 				MarkdownDescription: "gRPC health check (grpc.health.v1) against the pod.",
 				Attributes: map[string]schema.Attribute{
-					"port": schema.Int64Attribute{
-						Required:            true,
-						MarkdownDescription: "Port number, 1-65535.",
-						Validators:          []validator.Int64{int64validator.Between(1, 65535)},
-					},
+					"port": portNumberAttribute(),
 					"service": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "Service name sent in the health check request; unset means the server's overall health.",
@@ -450,6 +442,18 @@ func probeAttribute(desc string) schema.SingleNestedAttribute {
 	}
 }
 
+// portNumberAttribute is a port given by number only: a container's
+// container_port and a gRPC probe's port.
+func portNumberAttribute() schema.Int64Attribute {
+	return schema.Int64Attribute{
+		Required:            true,
+		MarkdownDescription: "Port number, 1-65535.",
+		Validators:          []validator.Int64{int64validator.Between(1, 65535)},
+	}
+}
+
+// probePortAttribute is the port of an http_get or tcp_socket probe: a
+// number or a container port's name.
 func probePortAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
 		Required: true,
