@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/faultbudget"
 )
 
 // Kind is what a rule does to a request it picks.
@@ -102,18 +104,11 @@ type Rule struct {
 	// timing of the wait.
 	AtEvent int
 
-	mu      sync.Mutex
-	skipped int
-	left    int
-	hits    int
+	budget faultbudget.Budget
 }
 
 // Hits is how many requests the rule has applied to so far.
-func (r *Rule) Hits() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.hits
-}
+func (r *Rule) Hits() int { return r.budget.Hits() }
 
 // String describes the rule for test logs.
 func (r *Rule) String() string {
@@ -155,37 +150,11 @@ func (r *Rule) matches(req *http.Request) bool {
 	return r.Match == nil || r.Match(req)
 }
 
-// take consumes one application of the rule if it applies to this matching
-// request.
-func (r *Rule) take() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.skipped < r.Skip {
-		r.skipped++
-		return false
-	}
-	if r.left == 0 {
-		return false
-	}
-	if r.left > 0 {
-		r.left--
-	}
-	r.hits++
-	return true
-}
-
-// giveBack undoes one take: a KindDropWatch rule whose watch ended before
-// the cut did nothing, so it stays for the next matching watch. A rule's
-// Times then counts streams really cut, whatever the timing of the waits
-// that open them.
-func (r *Rule) giveBack() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.hits--
-	if r.left >= 0 {
-		r.left++
-	}
-}
+// giveBack undoes one application: a KindDropWatch rule whose watch ended
+// before the cut did nothing, so it stays for the next matching watch. A
+// rule's Times then counts streams really cut, whatever the timing of the
+// waits that open them.
+func (r *Rule) giveBack() { r.budget.GiveBack() }
 
 func isWatch(req *http.Request) bool {
 	v := req.URL.Query().Get("watch")
@@ -269,12 +238,7 @@ func (p *Proxy) Inject(rules ...*Rule) []*Rule {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range rules {
-		r.mu.Lock()
-		r.left = r.Times
-		if r.left == 0 {
-			r.left = 1
-		}
-		r.mu.Unlock()
+		r.budget.Arm(r.Skip, r.Times)
 		p.rules = append(p.rules, r)
 	}
 	return rules
@@ -311,7 +275,7 @@ func (p *Proxy) pick(req *http.Request) *Rule {
 	defer p.mu.Unlock()
 	p.requests++
 	for _, r := range p.rules {
-		if r.matches(req) && r.take() {
+		if r.matches(req) && r.budget.Take() {
 			if r.Kind != KindDropWatch {
 				// A cut stream is counted when it is cut (see ServeHTTP):
 				// a wait may end the watch itself first.

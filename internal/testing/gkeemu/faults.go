@@ -3,8 +3,9 @@ package gkeemu
 import (
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/faultbudget"
 )
 
 // Fault is an injected failure or delay. A request matches when its API
@@ -36,8 +37,7 @@ type Fault struct {
 	// retried create meet its own object.
 	Reset ResetMode
 
-	hits atomic.Int64
-	left int
+	budget faultbudget.Budget
 }
 
 // ResetMode says when a Fault resets the connection.
@@ -54,16 +54,13 @@ const (
 )
 
 // Hits is how many requests the fault has applied to so far.
-func (f *Fault) Hits() int { return int(f.hits.Load()) }
+func (f *Fault) Hits() int { return f.budget.Hits() }
 
 // InjectFault adds a fault and returns it, so the test can ask for Hits.
 func (s *Server) InjectFault(f *Fault) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f.left = f.Times
-	if f.left == 0 {
-		f.left = 1
-	}
+	f.budget.Arm(0, f.Times)
 	s.faults = append(s.faults, f)
 	return f
 }
@@ -79,14 +76,9 @@ func (s *Server) ClearFaults() {
 // Called with s.mu held.
 func (s *Server) matchFault(httpMethod, api string) *Fault {
 	for _, f := range s.faults {
-		if f.left == 0 || (f.API != "" && f.API != api) || (f.HTTPMethod != "" && f.HTTPMethod != httpMethod) {
-			continue
+		if (f.API == "" || f.API == api) && (f.HTTPMethod == "" || f.HTTPMethod == httpMethod) && f.budget.Take() {
+			return f
 		}
-		if f.left > 0 {
-			f.left--
-		}
-		f.hits.Add(1)
-		return f
 	}
 	return nil
 }
