@@ -64,3 +64,40 @@ func (b *Budget) Hits() int {
 	defer b.mu.Unlock()
 	return b.hits
 }
+
+// Set is the faults injected into one server, in the order they were
+// added: the first one that applies to a request decides what happens to
+// it. Its methods are safe for concurrent use.
+type Set[F any] struct {
+	mu     sync.Mutex
+	faults []F
+}
+
+// Add appends faults (armed by the caller).
+func (s *Set[F]) Add(faults ...F) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, faults...)
+}
+
+// Clear removes every fault; their hits stay.
+func (s *Set[F]) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// Pick returns the first fault for which applies is true (applies
+// typically matches the request and then takes from the fault's Budget,
+// so it is not asked of the faults after it).
+func (s *Set[F]) Pick(applies func(F) bool) (F, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.faults {
+		if applies(f) {
+			return f, true
+		}
+	}
+	var zero F
+	return zero, false
+}

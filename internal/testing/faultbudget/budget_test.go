@@ -71,3 +71,29 @@ func TestGiveBack(t *testing.T) {
 		t.Fatalf("an unlimited budget stopped applying after GiveBack: %v", got)
 	}
 }
+
+func TestSetPicksTheFirstThatApplies(t *testing.T) {
+	type fault struct {
+		name string
+		b    Budget
+	}
+	a, b := &fault{name: "a"}, &fault{name: "b"}
+	a.b.Arm(0, 1)
+	b.b.Arm(0, -1)
+	var s Set[*fault]
+	s.Add(a, b)
+	take := func(f *fault) bool { return f.b.Take() }
+	for i, want := range []string{"a", "b", "b"} {
+		f, ok := s.Pick(take)
+		if !ok || f.name != want {
+			t.Fatalf("pick %d = %v, %v; want %s", i, f, ok, want)
+		}
+	}
+	s.Clear()
+	if f, ok := s.Pick(take); ok {
+		t.Fatalf("picked %s after Clear", f.name)
+	}
+	if a.b.Hits() != 1 || b.b.Hits() != 2 {
+		t.Fatalf("hits a=%d b=%d, want 1 and 2 (kept across Clear)", a.b.Hits(), b.b.Hits())
+	}
+}

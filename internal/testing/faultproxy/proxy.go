@@ -173,8 +173,9 @@ type Proxy struct {
 	rt       http.RoundTripper
 	rp       *httputil.ReverseProxy
 
+	rules faultbudget.Set[*Rule]
+
 	mu       sync.Mutex
-	rules    []*Rule
 	injected map[Kind]int
 	requests int
 }
@@ -235,21 +236,15 @@ func (p *Proxy) Close() error { return p.srv.Close() }
 // applies decides what happens to it. It returns its argument, so a test
 // can keep the rules and ask for their Hits.
 func (p *Proxy) Inject(rules ...*Rule) []*Rule {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, r := range rules {
 		r.budget.Arm(r.Skip, r.Times)
-		p.rules = append(p.rules, r)
 	}
+	p.rules.Add(rules...)
 	return rules
 }
 
 // Clear removes every rule. The counts stay.
-func (p *Proxy) Clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rules = nil
-}
+func (p *Proxy) Clear() { p.rules.Clear() }
 
 // Injected is how many faults of each kind the proxy has injected (a
 // KindDropWatch only when it cut a stream the client still read).
@@ -271,20 +266,19 @@ func (p *Proxy) Requests() int {
 }
 
 func (p *Proxy) pick(req *http.Request) *Rule {
+	r, ok := p.rules.Pick(func(r *Rule) bool { return r.matches(req) && r.budget.Take() })
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests++
-	for _, r := range p.rules {
-		if r.matches(req) && r.budget.Take() {
-			if r.Kind != KindDropWatch {
-				// A cut stream is counted when it is cut (see ServeHTTP):
-				// a wait may end the watch itself first.
-				p.injected[r.Kind]++
-			}
-			return r
-		}
+	if !ok {
+		return nil
 	}
-	return nil
+	if r.Kind != KindDropWatch {
+		// A cut stream is counted when it is cut (see ServeHTTP): a wait
+		// may end the watch itself first.
+		p.injected[r.Kind]++
+	}
+	return r
 }
 
 func (p *Proxy) count(k Kind) {

@@ -58,29 +58,21 @@ func (f *Fault) Hits() int { return f.budget.Hits() }
 
 // InjectFault adds a fault and returns it, so the test can ask for Hits.
 func (s *Server) InjectFault(f *Fault) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	f.budget.Arm(0, f.Times)
-	s.faults = append(s.faults, f)
+	s.faults.Add(f)
 	return f
 }
 
 // ClearFaults removes every injected fault.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = nil
-}
+func (s *Server) ClearFaults() { s.faults.Clear() }
 
 // matchFault picks (and consumes one hit of) the fault for a request.
 // Called with s.mu held.
 func (s *Server) matchFault(httpMethod, api string) *Fault {
-	for _, f := range s.faults {
-		if (f.API == "" || f.API == api) && (f.HTTPMethod == "" || f.HTTPMethod == httpMethod) && f.budget.Take() {
-			return f
-		}
-	}
-	return nil
+	f, _ := s.faults.Pick(func(f *Fault) bool {
+		return (f.API == "" || f.API == api) && (f.HTTPMethod == "" || f.HTTPMethod == httpMethod) && f.budget.Take()
+	})
+	return f
 }
 
 func (f *Fault) apiError() *apiError {

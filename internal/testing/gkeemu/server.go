@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/faultbudget"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/testing/gkeemu/apidoc"
 )
 
@@ -67,7 +68,7 @@ type Server struct {
 	clusters map[string]*clusterState // by projects/P/locations/L/clusters/C
 	order    []string                 // cluster names in creation order
 	ops      []*operation             // in start order
-	faults   []*Fault
+	faults   faultbudget.Set[*Fault]
 	// opTriggers are operations to start before a request (see
 	// StartClusterOperationBefore).
 	opTriggers []opTrigger
