@@ -136,30 +136,15 @@ func VolumeClaimTemplatesAttribute(description string) schema.ListNestedAttribut
 	}
 }
 
-// VolumeClaimTemplatesDataSourceAttribute is the same shape, computed.
+// VolumeClaimTemplatesDataSourceAttribute is volume_claim_templates for a
+// data source schema: derived from the resource attribute, every attribute
+// computed, so FlattenVolumeClaimTemplates fills both.
 func VolumeClaimTemplatesDataSourceAttribute() dsschema.ListNestedAttribute {
-	str := func(d string) dsschema.StringAttribute {
-		return dsschema.StringAttribute{Computed: true, MarkdownDescription: d}
-	}
-	strMap := func(d string) dsschema.MapAttribute {
-		return dsschema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: d}
-	}
+	a := VolumeClaimTemplatesAttribute("")
 	return dsschema.ListNestedAttribute{
 		Computed:            true,
 		MarkdownDescription: "The PVCs created for each sandbox.",
-		NestedObject: dsschema.NestedAttributeObject{Attributes: map[string]dsschema.Attribute{
-			"name":               str("Name of the claim template."),
-			"labels":             strMap("Labels of the PVC."),
-			"annotations":        strMap("Annotations of the PVC."),
-			"access_modes":       dsschema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Access modes."},
-			"storage_class_name": str("StorageClass."),
-			"resources": dsschema.SingleNestedAttribute{Computed: true, MarkdownDescription: "Resources of the claim.",
-				Attributes: map[string]dsschema.Attribute{"requests": dsschema.SingleNestedAttribute{
-					Computed: true, MarkdownDescription: "Requested resources.",
-					Attributes: map[string]dsschema.Attribute{"storage": str("Size of the volume.")},
-				}}},
-			"volume_mode": str("`Filesystem` or `Block`."),
-		}},
+		NestedObject:        dsschema.NestedAttributeObject{Attributes: tfvalues.DataSourceAttributes(a.NestedObject.Attributes)},
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -92,4 +94,47 @@ func CheckModel(ctx context.Context, t types.ObjectType, model any) error {
 		return fmt.Errorf("%T converts to %s, want %s", model, back, obj)
 	}
 	return nil
+}
+
+// DataSourceAttributes are resource attributes as a data source reports
+// them: the same names, types and descriptions, every attribute computed
+// (defaults, plan modifiers and validators dropped). A data source that
+// shows what a resource manages derives its attributes with it, so the two
+// cannot drift apart and one Flatten fills both.
+func DataSourceAttributes(in map[string]schema.Attribute) map[string]dsschema.Attribute {
+	out := make(map[string]dsschema.Attribute, len(in))
+	for name, a := range in {
+		out[name] = DataSourceAttribute(a)
+	}
+	return out
+}
+
+// DataSourceAttribute is one attribute of DataSourceAttributes. It panics on
+// an attribute kind it has no form for: a mistake in the provider's code,
+// found by the first test that builds the schema.
+func DataSourceAttribute(a schema.Attribute) dsschema.Attribute {
+	desc := a.GetMarkdownDescription()
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		return dsschema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	case schema.BoolAttribute:
+		return dsschema.BoolAttribute{Computed: true, MarkdownDescription: desc}
+	case schema.Int64Attribute:
+		return dsschema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+	case schema.ListAttribute:
+		return dsschema.ListAttribute{Computed: true, ElementType: a.ElementType, MarkdownDescription: desc}
+	case schema.MapAttribute:
+		return dsschema.MapAttribute{Computed: true, ElementType: a.ElementType, MarkdownDescription: desc}
+	case schema.SingleNestedAttribute:
+		return dsschema.SingleNestedAttribute{Computed: true, MarkdownDescription: desc, Attributes: DataSourceAttributes(a.Attributes)}
+	case schema.ListNestedAttribute:
+		return dsschema.ListNestedAttribute{
+			Computed:            true,
+			MarkdownDescription: desc,
+			NestedObject:        dsschema.NestedAttributeObject{Attributes: DataSourceAttributes(a.NestedObject.Attributes)},
+		}
+	default:
+		// A new attribute kind in a resource schema must be added here.
+		panic(fmt.Sprintf("tfvalues.DataSourceAttribute: no data source form for %T", a))
+	}
 }
