@@ -24,5 +24,6 @@
 // installation, the GKE node pool and add-on, the cluster data sources)
 // share the framing around their own CRUD from here too (framing.go):
 // Configured / ConfiguredDataSource for Configure, Deadline for the
-// timeouts block, PlanInputs for ModifyPlan.
+// timeouts block, PlanInputs for ModifyPlan; their data sources are each a
+// Query (type, schema, and a Read from configuration to state).
 package object

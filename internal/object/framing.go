@@ -2,10 +2,12 @@ package object
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
@@ -17,7 +19,8 @@ import (
 // are not one Kubernetes object (the controller's installation, the GKE
 // node pool and add-on, the cluster data sources): Configure keeps the
 // provider's clients, and Deadline bounds an operation by the resource's
-// timeouts block. Resource and DataSource use them too.
+// timeouts block; Query is the whole of a data source that reads
+// something other than one object. Resource and DataSource use them too.
 
 // Configured implements Configure for a resource: embed it and use Meta.
 type Configured struct {
@@ -36,6 +39,59 @@ type ConfiguredDataSource struct {
 
 func (c *ConfiguredDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	c.Meta = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// QueryFamily is what a data source that is not one Kubernetes object
+// (the cluster's capabilities, a GKE cluster, the isolation report)
+// supplies to Query: its type, its schema, and how it completes its
+// configuration into its state.
+//
+// M is the data source's model, configuration and computed attributes
+// alike.
+type QueryFamily[M any] struct {
+	// TypeSuffix follows the provider's type name: "_cluster" makes
+	// agentsandbox_cluster.
+	TypeSuffix string
+	// Schema returns the data source's schema.
+	Schema func() schema.Schema
+	// Read completes m, read from the configuration, with what it reads
+	// through meta. m is the state unless the diagnostics hold an error.
+	Read func(ctx context.Context, meta *conn.Meta, m *M) diag.Diagnostics
+}
+
+// Query is the data source of a QueryFamily.
+type Query[M any] struct {
+	ConfiguredDataSource
+	f *QueryFamily[M]
+}
+
+var _ datasource.DataSourceWithConfigure = (*Query[struct{}])(nil)
+
+// NewQuery returns the data source of family f.
+func NewQuery[M any](f *QueryFamily[M]) *Query[M] {
+	if f.Schema == nil || f.Read == nil {
+		panic(fmt.Sprintf("object.NewQuery(%s): Schema and Read are required", f.TypeSuffix))
+	}
+	return &Query[M]{f: f}
+}
+
+func (q *Query[M]) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + q.f.TypeSuffix
+}
+
+func (q *Query[M]) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = q.f.Schema()
+}
+
+func (q *Query[M]) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m M
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if resp.Diagnostics.Append(q.f.Read(ctx, q.Meta, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
 // configure is every Configure: the provider's clients from its data (nil

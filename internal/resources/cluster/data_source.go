@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,20 +19,14 @@ import (
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
-var (
-	_ datasource.DataSource              = (*clusterDataSource)(nil)
-	_ datasource.DataSourceWithConfigure = (*clusterDataSource)(nil)
-)
-
 // NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &clusterDataSource{} }
-
-type clusterDataSource struct {
-	object.ConfiguredDataSource
+func NewDataSource() datasource.DataSource {
+	return object.NewQuery(&object.QueryFamily[clusterModel]{TypeSuffix: "_cluster", Schema: dataSourceSchema, Read: read})
 }
 
 type clusterModel struct {
@@ -45,12 +40,8 @@ type clusterModel struct {
 
 var runtimeClassGVR = k8sschema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
 
-func (d *clusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_cluster"
-}
-
-func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+func dataSourceSchema() schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "What the configured cluster offers for running sandboxes: its version, which " +
 			"agent-sandbox API versions it serves (empty until the CRDs are installed, e.g. by " +
 			"`agentsandbox_controller`), and whether the gVisor RuntimeClass exists. Reads live state on every plan.",
@@ -86,32 +77,25 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 	}
 }
 
-func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m clusterModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	c, diags := d.Meta.Kube(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+// read fills in what the cluster offers.
+func read(ctx context.Context, meta *conn.Meta, m *clusterModel) diag.Diagnostics {
+	c, diags := meta.Kube(ctx)
+	if diags.HasError() {
+		return diags
 	}
 	cs, err := c.Clientset()
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot build the Kubernetes client", err.Error())
-		return
+		diags.AddError("Cannot build the Kubernetes client", err.Error())
+		return diags
 	}
 
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{Kind: "server version", Name: "/version"})...)
-		return
+		return append(diags, kube.Diagnostics(err, "get", kube.ObjectRef{Kind: "server version", Name: "/version"})...)
 	}
 	groups, err := cs.Discovery().ServerGroups()
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostics(err, "list", kube.ObjectRef{Kind: "API groups"})...)
-		return
+		return append(diags, kube.Diagnostics(err, "list", kube.ObjectRef{Kind: "API groups"})...)
 	}
 	versions := servedSandboxVersions(groups)
 
@@ -126,18 +110,17 @@ func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		handler, _ = rc.Object["handler"].(string)
 	case kube.IsNotFound(err):
 	default:
-		resp.Diagnostics.Append(kube.Diagnostics(err, "get", kube.ObjectRef{GVR: runtimeClassGVR, Kind: "RuntimeClass", Name: rcName})...)
-		return
+		return append(diags, kube.Diagnostics(err, "get", kube.ObjectRef{GVR: runtimeClassGVR, Kind: "RuntimeClass", Name: rcName})...)
 	}
 
-	list, diags := types.ListValueFrom(ctx, types.StringType, versions)
-	resp.Diagnostics.Append(diags...)
+	list, d := types.ListValueFrom(ctx, types.StringType, versions)
+	diags.Append(d...)
 	m.Host = types.StringValue(c.RESTConfig().Host)
 	m.ServerVersion = types.StringValue(v.GitVersion)
 	m.SandboxAPIVersions = list
 	m.RuntimeClassExists = types.BoolValue(err == nil)
 	m.RuntimeHandler = types.StringValue(handler)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return diags
 }
 
 // servedSandboxVersions lists, sorted, the group versions of the two

@@ -15,22 +15,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"google.golang.org/api/container/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/gkeapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
-var (
-	_ datasource.DataSource              = (*clusterDataSource)(nil)
-	_ datasource.DataSourceWithConfigure = (*clusterDataSource)(nil)
-)
-
 // NewClusterDataSource is registered in the provider.
-func NewClusterDataSource() datasource.DataSource { return &clusterDataSource{} }
-
-type clusterDataSource struct {
-	object.ConfiguredDataSource
+func NewClusterDataSource() datasource.DataSource {
+	return object.NewQuery(&object.QueryFamily[clusterDataModel]{TypeSuffix: "_gke_cluster", Schema: clusterSchema, Read: readCluster})
 }
 
 type clusterDataModel struct {
@@ -53,12 +47,8 @@ type clusterDataModel struct {
 // its schema attributes.
 var clusterPoolType = tfvalues.ObjectType(clusterPoolAttributes)
 
-func (d *clusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_gke_cluster"
-}
-
-func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+func clusterSchema() schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "Reads a GKE cluster through the container API: where its Kubernetes API is (endpoint and CA), " +
 			"its version, its node pools with their sandbox type, and whether GKE's managed Agent Sandbox add-on is on. " +
 			"Use it to check prerequisites (a gVisor pool exists, the add-on is off before installing the open-source " +
@@ -108,31 +98,21 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 	}
 }
 
-func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m clusterDataModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	project, diags := resolveProject(m.Project, d.Meta)
-	resp.Diagnostics.Append(diags...)
-	client, diags := gkeClient(ctx, d.Meta)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+// readCluster reads the cluster the configuration names.
+func readCluster(ctx context.Context, meta *conn.Meta, m *clusterDataModel) diag.Diagnostics {
+	project, diags := resolveProject(m.Project, meta)
+	client, d := gkeClient(ctx, meta)
+	if diags.Append(d...); diags.HasError() {
+		return diags
 	}
 	name := gkeapi.ClusterName{Project: project, Location: m.Location.ValueString(), Cluster: m.Name.ValueString()}.String()
 	c, err := client.Service.Projects.Locations.Clusters.Get(name).Context(ctx).Do()
 	if err != nil {
-		resp.Diagnostics.Append(gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersGet, name))
-		return
+		return append(diags, gkeapi.ErrorDiagnostic(err, gkeapi.MethodClustersGet, name))
 	}
-	out, diags := flattenCluster(ctx, c, project, m.Location.ValueString(), name)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+	out, d := flattenCluster(ctx, c, project, m.Location.ValueString(), name)
+	*m = out
+	return append(diags, d...)
 }
 
 func flattenCluster(ctx context.Context, c *container.Cluster, project, location, name string) (clusterDataModel, diag.Diagnostics) {

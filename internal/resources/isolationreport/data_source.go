@@ -16,33 +16,28 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 )
 
-var (
-	_ datasource.DataSource                   = (*reportDataSource)(nil)
-	_ datasource.DataSourceWithConfigure      = (*reportDataSource)(nil)
-	_ datasource.DataSourceWithValidateConfig = (*reportDataSource)(nil)
-)
+var _ datasource.DataSourceWithValidateConfig = (*reportDataSource)(nil)
 
 // NewDataSource is registered in the provider.
-func NewDataSource() datasource.DataSource { return &reportDataSource{} }
+func NewDataSource() datasource.DataSource {
+	return &reportDataSource{object.NewQuery(&object.QueryFamily[configModel]{
+		TypeSuffix: "_isolation_report", Schema: dataSourceSchema, Read: readReport,
+	})}
+}
 
+// reportDataSource is the Query with its own ValidateConfig.
 type reportDataSource struct {
-	object.ConfiguredDataSource
-}
-
-func (d *reportDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_isolation_report"
-}
-
-func (d *reportDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = dataSourceSchema()
+	*object.Query[configModel]
 }
 
 // builtinEgress and builtinIngress are the keys the report always fills;
@@ -103,50 +98,46 @@ func (d *reportDataSource) ValidateConfig(ctx context.Context, req datasource.Va
 	check("sources", m.Sources, builtinIngress)
 }
 
-func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m configModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+// readReport reads the namespace's sandboxes and what decides their
+// isolation, and reports on them.
+func readReport(ctx context.Context, meta *conn.Meta, m *configModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	ns := m.Namespace.ValueString()
 	var sel labels.Selector
 	id := ns
 	if s := m.Selector.ValueString(); s != "" {
 		var err error
 		if sel, err = labels.Parse(s); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("selector"), "Invalid label selector", err.Error())
-			return
+			diags.AddAttributeError(path.Root("selector"), "Invalid label selector", err.Error())
+			return diags
 		}
 		id += "?" + s
 	}
-	c, diags := d.Meta.Kube(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	c, d := meta.Kube(ctx)
+	if diags.Append(d...); diags.HasError() {
+		return diags
 	}
 	routerNS := defaultRouterNamespace
 	if v := m.RouterNamespace.ValueString(); v != "" {
 		routerNS = v
 	}
-	inv, diags := read(ctx, c, ns, routerNS)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	inv, d := read(ctx, c, ns, routerNS)
+	if diags.Append(d...); diags.HasError() {
+		return diags
 	}
 	inv.destinations = probes(ctx, m.Destinations)
 	inv.sources = probes(ctx, m.Sources)
 	inv.declared = map[string]bool{}
 	var declared []string
 	if !m.IsolatingRuntimeClasses.IsNull() && !m.IsolatingRuntimeClasses.IsUnknown() {
-		resp.Diagnostics.Append(m.IsolatingRuntimeClasses.ElementsAs(ctx, &declared, false)...)
+		diags.Append(m.IsolatingRuntimeClasses.ElementsAs(ctx, &declared, false)...)
 	}
 	for _, rc := range declared {
 		inv.declared[rc] = true
 	}
 	r := analyze(inv, sel)
 	if len(declared) > 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root("isolating_runtime_classes"), "Isolation declared, not verified",
+		diags.AddAttributeWarning(path.Root("isolating_runtime_classes"), "Isolation declared, not verified",
 			declaredWarning(inv, declared, r))
 	}
 	m.ID = types.StringValue(id)
@@ -154,7 +145,7 @@ func (d *reportDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	m.Violations = r.Violations
 	m.Summary = &r.Summary
 	m.Router = r.Router
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return diags
 }
 
 // probes converts the validated configuration entries.
