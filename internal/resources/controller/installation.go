@@ -37,12 +37,14 @@ type installable[M any] interface {
 	installed() *installedModel
 }
 
-// installation is the Configure, Create, Read, Update and Delete of a
-// resource that installs objects with the installer, embedded in the
+// installation is the Metadata, Configure, Create, Read, Update and Delete
+// of a resource that installs objects with the installer, embedded in the
 // resource; M is its model. What differs between the resources is in its
 // functions, which the resource's constructor sets.
 type installation[M any, P installable[M]] struct {
 	shared.Configured
+	// typeSuffix follows the provider's type name: "_sandbox_router".
+	typeSuffix string
 	// what names the installation in logs, e.g. "sandbox router".
 	what string
 	// apply installs plan's objects over prior, the inventory of state
@@ -80,6 +82,10 @@ func replanned(prior []inventoryEntry) []inventoryEntry {
 		}
 	}
 	return planned
+}
+
+func (l *installation[M, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + l.typeSuffix
 }
 
 func (l *installation[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

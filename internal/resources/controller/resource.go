@@ -65,7 +65,8 @@ const userAgent = "terraform-provider-agentsandbox (agentsandbox_controller)"
 func NewResource() resource.Resource {
 	r := &controllerResource{}
 	r.installation = installation[controllerModel, *controllerModel]{
-		what: "agent-sandbox controller",
+		typeSuffix: "_controller",
+		what:       "agent-sandbox controller",
 		apply: func(ctx context.Context, plan, state *controllerModel, prior []inventoryEntry) ([]inventoryEntry, diag.Diagnostics) {
 			// The installed version decides the upgrade steps; for an
 			// imported installation (no inventory) it is not known for sure.
@@ -96,10 +97,6 @@ var (
 	sha256RE  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	urlRE     = regexp.MustCompile(`^https?://[^\s/]+(/\S*)?$`)
 )
-
-func (r *controllerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_controller"
-}
 
 func (r *controllerResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{

@@ -34,7 +34,8 @@ var (
 func NewRouterResource() resource.Resource {
 	r := &routerResource{}
 	r.installation = installation[routerModel, *routerModel]{
-		what: "sandbox router",
+		typeSuffix: "_sandbox_router",
+		what:       "sandbox router",
 		apply: func(ctx context.Context, plan, _ *routerModel, prior []inventoryEntry) ([]inventoryEntry, diag.Diagnostics) {
 			return r.apply(ctx, plan, prior)
 		},
@@ -60,10 +61,6 @@ func NewRouterResource() resource.Resource {
 
 type routerResource struct {
 	installation[routerModel, *routerModel]
-}
-
-func (r *routerResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_sandbox_router"
 }
 
 // ValidateConfig refuses combinations the router would refuse at start
