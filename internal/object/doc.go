@@ -15,9 +15,10 @@
 //
 // Resource is the single-object resource itself: a family (sandbox
 // templates, warm pools, sandboxes, claims, network policies) describes
-// itself in a Family (kind, schema, Build, Refresh and optional hooks) and
-// embeds the Resource, which holds the CRUD, wait, state and import rules
-// once; DataSource does the same for data sources. Families keep their own
+// itself in a Family (kind, schema, Build, Refresh and optional hooks,
+// validation and plan modification among them), and the Resource made from
+// it holds the CRUD, wait, state and import rules once; DataSource does the
+// same for data sources. Families keep their own
 // schema, model, spec conversion, validation, plan modification and waits.
 //
 // Resources that are not one Kubernetes object (the controller's

@@ -124,12 +124,23 @@ type Family[M any] struct {
 	// object as last seen (nil when it saw none), from which the state is
 	// then made, also when the wait fails. state is nil on create.
 	Wait func(ctx context.Context, c Call, live *unstructured.Unstructured, plan, state *M) (*unstructured.Unstructured, diag.Diagnostics)
+
+	// ConfigValidators, if set, are the resource's declarative checks
+	// across attributes (resource.ResourceWithConfigValidators).
+	ConfigValidators []resource.ConfigValidator
+	// ValidateConfig, if set, runs the checks across attributes that the
+	// attribute validators cannot make (resource.ResourceWithValidateConfig).
+	ValidateConfig func(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse)
+	// ModifyPlan, if set, modifies or checks the plan of a create or an
+	// update (resource.ResourceWithModifyPlan); it is not called for a
+	// destroy. meta is the provider's clients, as Configure set them.
+	ModifyPlan func(ctx context.Context, meta *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse)
 }
 
 // Resource is a single-object resource made from a Family: it implements
-// resource.Resource with Configure and ImportState. A family embeds it and
-// adds its own ValidateConfig, ModifyPlan or ConfigValidators where it has
-// them.
+// resource.Resource with Configure and ImportState, and ValidateConfig,
+// ConfigValidators and ModifyPlan through the family's hooks (doing
+// nothing where the family has none).
 //
 // The rules it keeps for every family:
 //   - Create refuses to take over an existing object (Kind.Create), Update
@@ -152,18 +163,21 @@ type Resource[M any] struct {
 	meta *conn.Meta
 }
 
-// NewResource returns the Resource of family f, for a family type to embed.
-func NewResource[M any](f *Family[M]) Resource[M] {
+// NewResource returns the Resource of family f.
+func NewResource[M any](f *Family[M]) *Resource[M] {
 	if f.Build == nil || f.Refresh == nil || f.Schema == nil {
 		panic(fmt.Sprintf("object.NewResource(%s): Schema, Build and Refresh are required", f.Kind.ResourceType))
 	}
-	return Resource[M]{f: f}
+	return &Resource[M]{f: f}
 }
 
 var (
-	_ resource.Resource                = (*Resource[struct{}])(nil)
-	_ resource.ResourceWithConfigure   = (*Resource[struct{}])(nil)
-	_ resource.ResourceWithImportState = (*Resource[struct{}])(nil)
+	_ resource.Resource                     = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithConfigure        = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithImportState      = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithConfigValidators = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithValidateConfig   = (*Resource[struct{}])(nil)
+	_ resource.ResourceWithModifyPlan       = (*Resource[struct{}])(nil)
 )
 
 var _ fastpath.Reader = (*Resource[struct{}])(nil)
@@ -189,9 +203,6 @@ func (r *Resource[M]) FastReadGet(ctx context.Context, providerData any, key fas
 	return r.f.Kind.fastGet(ctx, meta, key)
 }
 
-// Meta is the provider's clients, once Configure has run.
-func (r *Resource[M]) Meta() *conn.Meta { return r.meta }
-
 func (r *Resource[M]) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = r.f.Kind.ResourceType
 }
@@ -203,6 +214,27 @@ func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 
 func (r *Resource[M]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.meta = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// ConfigValidators are Family.ConfigValidators.
+func (r *Resource[M]) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return r.f.ConfigValidators
+}
+
+// ValidateConfig runs Family.ValidateConfig, if the family has it.
+func (r *Resource[M]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if r.f.ValidateConfig != nil {
+		r.f.ValidateConfig(ctx, req, resp)
+	}
+}
+
+// ModifyPlan runs Family.ModifyPlan, if the family has it, on the plan of
+// a create or an update; a destroy's plan is left as it is.
+func (r *Resource[M]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.f.ModifyPlan == nil || req.Plan.Raw.IsNull() {
+		return
+	}
+	r.f.ModifyPlan(ctx, r.meta, req, resp)
 }
 
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default

@@ -21,12 +21,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
-var (
-	_ resource.ResourceWithImportState      = (*networkPolicyResource)(nil)
-	_ resource.ResourceWithModifyPlan       = (*networkPolicyResource)(nil)
-	_ resource.ResourceWithConfigValidators = (*networkPolicyResource)(nil)
-)
-
 // ResourceType is the resource's type name.
 const ResourceType = "agentsandbox_network_policy"
 
@@ -50,29 +44,20 @@ var family = &object.Family[resourceModel]{
 	Timeouts: object.Timeouts{Create: 2 * time.Minute, Update: 2 * time.Minute, Delete: 2 * time.Minute},
 	Build:    build,
 	Refresh:  refresh,
+	ConfigValidators: []resource.ConfigValidator{
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("template"), path.MatchRoot("pod_selector")),
+	},
+	ModifyPlan: modifyPlan,
 }
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &networkPolicyResource{object.NewResource(family)} }
+func NewResource() resource.Resource { return object.NewResource(family) }
 
-type networkPolicyResource struct {
-	object.Resource[resourceModel]
-}
-
-func (r *networkPolicyResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{
-		resourcevalidator.ExactlyOneOf(path.MatchRoot("template"), path.MatchRoot("pod_selector")),
-	}
-}
-
-// ModifyPlan renders the policy from the planned inputs, so that the plan
+// modifyPlan renders the policy from the planned inputs, so that the plan
 // carries the exact spec to be written. Refresh has put the live spec in
 // the state, so any difference, from a configuration change or an
 // out-of-band edit, is a visible diff of `rendered`.
-func (r *networkPolicyResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
+func modifyPlan(ctx context.Context, _ *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var plan resourceModel
 	resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {

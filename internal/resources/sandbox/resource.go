@@ -14,16 +14,11 @@ import (
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
-)
-
-var (
-	_ resource.ResourceWithImportState    = (*sandboxResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*sandboxResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*sandboxResource)(nil)
 )
 
 // ResourceType is the resource's type name.
@@ -58,20 +53,18 @@ var family = &object.Family[resourceModel]{
 		// refresh keeps their spelling and fills in the status.
 		return m.refresh(ctx, live, c.Meta.FieldManager())
 	},
-	Wait: wait,
+	Wait:           wait,
+	ValidateConfig: validateConfig,
+	ModifyPlan:     modifyPlan,
 }
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &sandboxResource{object.NewResource(family)} }
+func NewResource() resource.Resource { return object.NewResource(family) }
 
-type sandboxResource struct {
-	object.Resource[resourceModel]
-}
-
-// ValidateConfig runs the checks across attributes: the pod template's,
+// validateConfig runs the checks across attributes: the pod template's,
 // with the claim template names a volume mount may use, and unique claim
 // template names.
-func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func validateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m resourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -84,14 +77,11 @@ func (r *sandboxResource) ValidateConfig(ctx context.Context, req resource.Valid
 	resp.Diagnostics.Append(blueprint.ValidateServiceName(m.Name, m.Service)...)
 }
 
-// ModifyPlan says at plan time what the API will do with the change, from
+// modifyPlan says at plan time what the API will do with the change, from
 // the plan alone (no request): a new sandbox cannot expire before it
 // starts, and a changed pod spec reaches a running pod only when the
 // controller next creates it.
-func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
+func modifyPlan(ctx context.Context, meta *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var plan resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -102,9 +92,9 @@ func (r *sandboxResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if !creating {
 		resp.Diagnostics.Append(tfvalues.GetStateAttribute(ctx, req.State, "pod_template", &prior)...)
 	}
-	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), sandboxapi.SandboxCRDName,
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, meta, sandboxapi.SandboxCRDName,
 		agentsv1beta1.GroupVersion.Version, path.Root("pod_template"), plan.PodTemplate, prior)...)
-	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox", path.Root("pod_template"), plan.PodTemplate, prior)...)
+	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, meta, "sandbox", path.Root("pod_template"), plan.PodTemplate, prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -17,15 +17,11 @@ import (
 	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
-)
-
-var (
-	_ resource.ResourceWithImportState = (*claimResource)(nil)
-	_ resource.ResourceWithModifyPlan  = (*claimResource)(nil)
 )
 
 // ResourceType is the resource's type name.
@@ -76,15 +72,13 @@ var family = &object.Family[resourceModel]{
 	Record: func(ctx context.Context, plan *resourceModel, private object.PrivateState) diag.Diagnostics {
 		return writeApplied(ctx, private, *plan)
 	},
-	Wait: wait,
+	Wait:           wait,
+	ValidateConfig: validateConfig,
+	ModifyPlan:     modifyPlan,
 }
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &claimResource{object.NewResource(family)} }
-
-type claimResource struct {
-	object.Resource[resourceModel]
-}
+func NewResource() resource.Resource { return object.NewResource(family) }
 
 // unchanged: nothing the claim holds changes (only `timeouts` or
 // `wait_for_ready`). The claim is then not written at all, so its
@@ -146,10 +140,10 @@ func wait(ctx context.Context, c object.Call, live *unstructured.Unstructured, p
 	return waitReady(ctx, c.Meta, live, wantPodMetadata(obj, prior))
 }
 
-// ValidateConfig checks across attributes what the attribute validators
+// validateConfig checks across attributes what the attribute validators
 // cannot: volume claim template names are unique (each names a PVC and a
 // pod volume).
-func (r *claimResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func validateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var vcts types.List
 	resp.Diagnostics.Append(tfvalues.GetConfigAttribute(ctx, req.Config, "volume_claim_templates", &vcts)...)
 	if resp.Diagnostics.HasError() {
@@ -158,7 +152,7 @@ func (r *claimResource) ValidateConfig(ctx context.Context, req resource.Validat
 	resp.Diagnostics.Append(blueprint.ValidateVolumeClaimTemplates(ctx, path.Root("volume_claim_templates"), vcts)...)
 }
 
-// ModifyPlan decides replacement and keeps the sandbox's name and service
+// modifyPlan decides replacement and keeps the sandbox's name and service
 // FQDN known, and
 // checks new pod labels against the controller's allowed label domains
 // (checkLabelDomains).
@@ -170,10 +164,7 @@ func (r *claimResource) ValidateConfig(ctx context.Context, req resource.Validat
 // claim's sandbox is not affected by either edit, so replacing it would
 // throw a working sandbox away to repair nothing. After an import there is
 // no record, and the refreshed state stands in for it.
-func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
+func modifyPlan(ctx context.Context, meta *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.State.Raw.IsNull() {
 		// A new claim cannot expire before it starts (as a new sandbox).
 		var shutdown types.String
@@ -181,7 +172,7 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 		resp.Diagnostics.Append(blueprint.RefusePastShutdownTime(shutdown, "claim", time.Now())...)
 		var pm types.Object
 		resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "additional_pod_metadata", &pm)...)
-		resp.Diagnostics.Append(checkLabelDomains(ctx, r.Meta(), pm, types.ObjectNull(pm.AttributeTypes(ctx)))...)
+		resp.Diagnostics.Append(checkLabelDomains(ctx, meta, pm, types.ObjectNull(pm.AttributeTypes(ctx)))...)
 		return
 	}
 	var plan, state resourceModel
@@ -190,7 +181,7 @@ func (r *claimResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(checkLabelDomains(ctx, r.Meta(), plan.AdditionalPodMetadata, state.AdditionalPodMetadata)...)
+	resp.Diagnostics.Append(checkLabelDomains(ctx, meta, plan.AdditionalPodMetadata, state.AdditionalPodMetadata)...)
 	last, found, diags := readApplied(ctx, req.Private)
 	resp.Diagnostics.Append(diags...)
 	if !found {

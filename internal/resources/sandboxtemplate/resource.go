@@ -12,16 +12,11 @@ import (
 	extv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/blueprint"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/conn"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
-)
-
-var (
-	_ resource.ResourceWithImportState    = (*templateResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*templateResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*templateResource)(nil)
 )
 
 // ResourceType is the resource's type name.
@@ -50,15 +45,13 @@ var family = &object.Family[resourceModel]{
 	Build: func(ctx context.Context, m *resourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 		return m.build(ctx)
 	},
-	Refresh: refresh,
+	Refresh:        refresh,
+	ValidateConfig: validateConfig,
+	ModifyPlan:     modifyPlan,
 }
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &templateResource{object.NewResource(family)} }
-
-type templateResource struct {
-	object.Resource[resourceModel]
-}
+func NewResource() resource.Resource { return object.NewResource(family) }
 
 // refresh brings m in line with the live template. After an import the
 // state holds only the identity (pod_template is required, so no
@@ -69,10 +62,10 @@ func refresh(ctx context.Context, c object.Call, live *unstructured.Unstructured
 	return m.refresh(ctx, live, c.Meta.FieldManager(), importing)
 }
 
-// ValidateConfig runs the checks across attributes: the pod template's
+// validateConfig runs the checks across attributes: the pod template's
 // (with the claim template names, which a volume mount may name), unique
 // claim template names, and a warning for rules the controller ignores.
-func (r *templateResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func validateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m resourceModel
 	resp.Diagnostics.Append(tfvalues.GetConfig(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -97,13 +90,10 @@ func (r *templateResource) ValidateConfig(ctx context.Context, req resource.Vali
 	checkSandboxd(ctx, m, &resp.Diagnostics)
 }
 
-// ModifyPlan renders the network policy rules from the planned inputs, so
+// modifyPlan renders the network policy rules from the planned inputs, so
 // the plan carries the exact rules to be written; refresh has put the live
 // rules in the state, so an out-of-band edit is a visible diff.
-func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
+func modifyPlan(ctx context.Context, meta *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var np types.Object
 	resp.Diagnostics.Append(tfvalues.GetPlanAttribute(ctx, req.Plan, "network_policy", &np)...)
 	if resp.Diagnostics.HasError() {
@@ -127,7 +117,7 @@ func (r *templateResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, r.Meta(), sandboxapi.SandboxTemplateCRDName,
+	resp.Diagnostics.Append(podtemplate.CheckServedOverrides(ctx, meta, sandboxapi.SandboxTemplateCRDName,
 		extv1beta1.GroupVersion.Version, path.Root("pod_template"), pt, prior)...)
-	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, r.Meta(), "sandbox template", path.Root("pod_template"), pt, prior)...)
+	resp.Diagnostics.Append(podtemplate.CheckRuntimeClass(ctx, meta, "sandbox template", path.Root("pod_template"), pt, prior)...)
 }

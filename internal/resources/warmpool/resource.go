@@ -20,12 +20,6 @@ import (
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
-var (
-	_ resource.ResourceWithImportState    = (*warmPoolResource)(nil)
-	_ resource.ResourceWithModifyPlan     = (*warmPoolResource)(nil)
-	_ resource.ResourceWithValidateConfig = (*warmPoolResource)(nil)
-)
-
 // ResourceType is the resource's type name.
 const ResourceType = "agentsandbox_warm_pool"
 
@@ -74,18 +68,16 @@ var family = &object.Family[resourceModel]{
 		}
 		return waitReady(ctx, c.Meta, live, c.Op.String())
 	},
+	ValidateConfig: validateConfig,
+	ModifyPlan:     modifyPlan,
 }
 
 // NewResource is registered in the provider.
-func NewResource() resource.Resource { return &warmPoolResource{object.NewResource(family)} }
+func NewResource() resource.Resource { return object.NewResource(family) }
 
-type warmPoolResource struct {
-	object.Resource[resourceModel]
-}
-
-// ValidateConfig refuses a replica count next to an external owner of it:
+// validateConfig refuses a replica count next to an external owner of it:
 // the two would fight over spec.replicas.
-func (r *warmPoolResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+func validateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var replicas types.Int64
 	var external types.Bool
 	resp.Diagnostics.Append(tfvalues.GetConfigAttribute(ctx, req.Config, "replicas", &replicas)...)
@@ -105,7 +97,7 @@ func (r *warmPoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 	}
 }
 
-// ModifyPlan fills in what the framework cannot know by itself:
+// modifyPlan fills in what the framework cannot know by itself:
 //   - replicas: the API's default when not set and not managed externally
 //     (so the plan shows the count that will run and an out-of-band scale is
 //     drift); under an external owner it is left to what the framework
@@ -113,10 +105,7 @@ func (r *warmPoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 //     scaling never shows, and unknown when the pool is updated, because the
 //     autoscaler may scale between plan and apply;
 //   - selector: derived from the pool's name, so it is known while planning.
-func (r *warmPoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
+func modifyPlan(ctx context.Context, _ *conn.Meta, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	var plan, config resourceModel
 	resp.Diagnostics.Append(tfvalues.GetPlan(ctx, req.Plan, &plan)...)
 	resp.Diagnostics.Append(tfvalues.GetConfig(ctx, req.Config, &config)...)
