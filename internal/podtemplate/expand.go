@@ -72,7 +72,7 @@ func (e expander) podSpec(m Model) corev1.PodSpec {
 		AutomountServiceAccountToken: boolPtr(m.AutomountServiceAccountToken),
 		ServiceAccountName:           m.ServiceAccountName.ValueString(),
 		NodeSelector:                 e.stringMap(m.NodeSelector),
-		Tolerations:                  e.tolerations(m.Tolerations),
+		Tolerations:                  expandList(e, m.Tolerations, ExpandToleration),
 		Affinity:                     expandObject(e, m.Affinity, e.affinity),
 		DNSPolicy:                    corev1.DNSPolicy(m.DNSPolicy.ValueString()),
 		DNSConfig:                    expandObject(e, m.DNSConfig, e.dnsConfig),
@@ -339,16 +339,16 @@ func (e expander) mode(s types.String) *int32 {
 	return &v
 }
 
-func (e expander) tolerations(l types.List) []corev1.Toleration {
-	return expandList(e, l, func(m TolerationModel) corev1.Toleration {
-		return corev1.Toleration{
-			Key:               m.Key.ValueString(),
-			Operator:          corev1.TolerationOperator(m.Operator.ValueString()),
-			Value:             m.Value.ValueString(),
-			Effect:            corev1.TaintEffect(m.Effect.ValueString()),
-			TolerationSeconds: int64Ptr(m.TolerationSeconds),
-		}
-	})
+// ExpandToleration is the Kubernetes toleration of m; null attributes stay
+// at their zero values, which the API server omits.
+func ExpandToleration(m TolerationModel) corev1.Toleration {
+	return corev1.Toleration{
+		Key:               m.Key.ValueString(),
+		Operator:          corev1.TolerationOperator(m.Operator.ValueString()),
+		Value:             m.Value.ValueString(),
+		Effect:            corev1.TaintEffect(m.Effect.ValueString()),
+		TolerationSeconds: int64Ptr(m.TolerationSeconds),
+	}
 }
 
 func (e expander) affinity(m AffinityModel) *corev1.Affinity {

@@ -232,7 +232,9 @@ type PVCVolumeModel struct {
 	ReadOnly  types.Bool   `tfsdk:"read_only"`
 }
 
-// TolerationModel is one toleration.
+// TolerationModel is one toleration: of pod_template, and of the controller's
+// and sandbox router's Deployments (internal/resources/controller), which
+// take TolerationAttributes, CheckTolerations and ExpandToleration too.
 type TolerationModel struct {
 	Key               types.String `tfsdk:"key"`
 	Operator          types.String `tfsdk:"operator"`

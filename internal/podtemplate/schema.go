@@ -113,7 +113,7 @@ func podAttributes() map[string]schema.Attribute {
 		"tolerations": schema.ListNestedAttribute{
 			Optional:            true,
 			MarkdownDescription: "Taints the pod tolerates.",
-			NestedObject:        schema.NestedAttributeObject{Attributes: tolerationAttributes()},
+			NestedObject:        schema.NestedAttributeObject{Attributes: TolerationAttributes()},
 		},
 		"affinity": schema.SingleNestedAttribute{
 			Optional: true,
@@ -559,7 +559,11 @@ func volumeAttributes() map[string]schema.Attribute {
 	}
 }
 
-func tolerationAttributes() map[string]schema.Attribute {
+// TolerationAttributes are the attributes of one toleration. seconds are
+// validators of toleration_seconds on top of the API server's rules (the
+// Deployments' tolerations refuse a negative value, which Kubernetes would
+// read as 0).
+func TolerationAttributes(seconds ...validator.Int64) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"key": schema.StringAttribute{
 			Optional:            true,
@@ -585,6 +589,7 @@ func tolerationAttributes() map[string]schema.Attribute {
 			Optional: true,
 			MarkdownDescription: "With `effect = \"NoExecute\"`: seconds the pod stays on a node after the taint " +
 				"appears; unset means forever.",
+			Validators: seconds,
 		},
 	}
 }

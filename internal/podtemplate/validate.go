@@ -116,7 +116,7 @@ func (v *checker) pod(m Model) {
 	}
 
 	v.dns(m, p)
-	v.tolerations(m.Tolerations, p.AtName("tolerations"))
+	CheckTolerations(v.ctx, m.Tolerations, p.AtName("tolerations"), "operator", v.diags)
 	v.affinity(m.Affinity, p.AtName("affinity"))
 }
 
@@ -616,20 +616,34 @@ func (v *checker) dns(m Model, p path.Path) {
 		"dns_policy = \"None\" takes the whole resolver configuration from dns_config, which must list at least one nameserver.")
 }
 
-func (v *checker) tolerations(l types.List, p path.Path) {
-	each(v.ctx, l, v.diags, func(i int, m TolerationModel) {
+// CheckTolerations refuses, at their attribute paths under p, the
+// tolerations of l (of TolerationModel) that the API server would refuse
+// (ValidateTolerations, pkg/apis/core/validation): a value with operator
+// Exists, no key without operator Exists, toleration_seconds with an effect
+// other than NoExecute. Values still unknown are not judged. keylessAt is
+// the attribute a toleration without key is reported on: `operator`, where
+// the API server reports it, or `key`.
+func CheckTolerations(ctx context.Context, l types.List, p path.Path, keylessAt string, diags *diag.Diagnostics) {
+	each(ctx, l, diags, func(i int, m TolerationModel) {
 		tp := p.AtListIndex(i)
 		exists := known(m.Operator) && m.Operator.ValueString() == string(corev1.TolerationOpExists)
-		if known(m.Operator) && exists && known(m.Value) && m.Value.ValueString() != "" {
-			v.errorf(tp.AtName("value"), "Value with operator Exists", "A toleration with operator = \"Exists\" matches any value; remove value.")
+		if exists && known(m.Value) && m.Value.ValueString() != "" {
+			diags.AddAttributeError(tp.AtName("value"), "Value with operator Exists",
+				fmt.Sprintf("With operator Exists a toleration matches any value; remove `value` (%q) or use operator Equal.", m.Value.ValueString()))
 		}
-		if m.Key.IsNull() && !m.Operator.IsUnknown() && !exists {
-			v.errorf(tp.AtName("operator"), "Toleration without key",
-				"A toleration without key tolerates every taint and needs operator = \"Exists\".")
+		if !m.Key.IsUnknown() && m.Key.ValueString() == "" && !m.Operator.IsUnknown() && !exists {
+			diags.AddAttributeError(tp.AtName(keylessAt), "Toleration without key",
+				"A toleration without a key must use operator Exists (it then tolerates every taint). Set `key`, "+
+					"or `operator = \"Exists\"` to tolerate every taint.")
 		}
 		if known(m.TolerationSeconds) && !m.Effect.IsUnknown() && m.Effect.ValueString() != string(corev1.TaintEffectNoExecute) {
-			v.errorf(tp.AtName("toleration_seconds"), "toleration_seconds without NoExecute",
-				"toleration_seconds only applies to effect = \"NoExecute\".")
+			effect := "unset"
+			if e := m.Effect.ValueString(); e != "" {
+				effect = e
+			}
+			diags.AddAttributeError(tp.AtName("toleration_seconds"), "toleration_seconds without NoExecute",
+				fmt.Sprintf("toleration_seconds only applies to effect NoExecute (effect is %s): set `effect = \"NoExecute\"`, "+
+					"or remove toleration_seconds.", effect))
 		}
 	})
 }

@@ -53,14 +53,6 @@ type resourcesModel struct {
 	Limits   types.Map `tfsdk:"limits"`
 }
 
-type tolerationModel struct {
-	Key               types.String `tfsdk:"key"`
-	Operator          types.String `tfsdk:"operator"`
-	Value             types.String `tfsdk:"value"`
-	Effect            types.String `tfsdk:"effect"`
-	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
-}
-
 type inventoryModel struct {
 	APIVersion types.String `tfsdk:"api_version"`
 	Kind       types.String `tfsdk:"kind"`
@@ -211,11 +203,7 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 	}
 	if !cm.Tolerations.IsNull() {
 		s.HasTolerations = true
-		var tols []tolerationModel
-		diags.Append(cm.Tolerations.ElementsAs(ctx, &tols, false)...)
-		for _, t := range tols {
-			s.Tolerations = append(s.Tolerations, expandToleration(t))
-		}
+		s.Tolerations = expandTolerations(ctx, cm.Tolerations, &diags)
 	}
 	diags.Append(cm.expand(ctx, &s.Pod)...) // the pod options
 	return s, true, diags
@@ -230,29 +218,6 @@ func (m *controllerModel) allowedLabelDomains(ctx context.Context) ([]string, di
 	}
 	diags := m.AllowedLabelDomains.ElementsAs(ctx, &out, false)
 	return out, diags
-}
-
-// expandToleration writes only the fields that are set, as the API server
-// would store them, so that nothing set here is later "changed" by the
-// server dropping an empty string.
-func expandToleration(t tolerationModel) map[string]any {
-	out := map[string]any{}
-	if v := t.Key.ValueString(); v != "" {
-		out["key"] = v
-	}
-	if v := t.Operator.ValueString(); v != "" {
-		out["operator"] = v
-	}
-	if v := t.Value.ValueString(); v != "" {
-		out["value"] = v
-	}
-	if v := t.Effect.ValueString(); v != "" {
-		out["effect"] = v
-	}
-	if !t.TolerationSeconds.IsNull() {
-		out["tolerationSeconds"] = t.TolerationSeconds.ValueInt64()
-	}
-	return out
 }
 
 // inventoryOf reads an inventory attribute, in apply order.

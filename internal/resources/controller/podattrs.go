@@ -1,13 +1,17 @@
 package controller
 
 import (
+	"context"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -45,54 +49,39 @@ func labelsAttribute(description string) schema.MapAttribute {
 	}
 }
 
-// tolerationsAttribute is a pod's tolerations.
+// tolerationsAttribute is a pod's tolerations, as pod_template has them,
+// except that a negative toleration_seconds (which Kubernetes reads as 0) is
+// refused.
 func tolerationsAttribute(description string) schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
 		Optional:            true,
 		MarkdownDescription: description,
-		NestedObject: schema.NestedAttributeObject{
-			Attributes: map[string]schema.Attribute{
-				"key": schema.StringAttribute{
-					Optional: true, MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint.",
-					Validators: []validator.String{validators.QualifiedName()},
-				},
-				"operator": schema.StringAttribute{
-					Optional: true, MarkdownDescription: "`Equal` (default) or `Exists`.",
-					Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")},
-				},
-				"value": schema.StringAttribute{
-					Optional: true, MarkdownDescription: "Taint value, for operator `Equal`.",
-					Validators: []validator.String{validators.LabelValue()},
-				},
-				"effect": schema.StringAttribute{
-					Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all.",
-					Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")},
-				},
-				"toleration_seconds": schema.Int64Attribute{
-					Optional: true, MarkdownDescription: "For `NoExecute`: how long the pod stays bound after the taint appears.",
-					Validators: []validator.Int64{int64validator.AtLeast(0)},
-				},
-			},
-		},
+		NestedObject:        schema.NestedAttributeObject{Attributes: podtemplate.TolerationAttributes(int64validator.AtLeast(0))},
 	}
 }
 
-// checkTolerations refuses tolerations the API server would refuse, at
-// their attribute paths under at.
-func checkTolerations(at path.Path, tolerations []map[string]any, diags *diag.Diagnostics) {
-	for i, t := range tolerations {
-		p := at.AtListIndex(i)
-		if t["operator"] == "Exists" && t["value"] != nil {
-			diags.AddAttributeError(p.AtName("value"), "Invalid toleration",
-				"With operator Exists a toleration matches any value; remove `value` or use operator Equal.")
+// checkTolerations refuses, at their attribute paths under at, the
+// tolerations (of podtemplate.TolerationModel) the API server would refuse;
+// a toleration without key is reported on its `key`.
+func checkTolerations(ctx context.Context, at path.Path, tolerations types.List, diags *diag.Diagnostics) {
+	podtemplate.CheckTolerations(ctx, tolerations, at, "key", diags)
+}
+
+// expandTolerations is the Deployment's tolerations, each with only the
+// fields that are set, as the API server stores them, so that nothing set
+// here is later "changed" by the server dropping an empty string.
+func expandTolerations(ctx context.Context, l types.List, diags *diag.Diagnostics) []map[string]any {
+	var tols []podtemplate.TolerationModel
+	diags.Append(l.ElementsAs(ctx, &tols, false)...)
+	out := make([]map[string]any, 0, len(tols))
+	for _, t := range tols {
+		k := podtemplate.ExpandToleration(t)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&k)
+		if err != nil {
+			diags.AddError("Cannot encode a toleration", err.Error()) // a corev1.Toleration always converts
+			continue
 		}
-		if t["tolerationSeconds"] != nil && t["effect"] != "NoExecute" {
-			diags.AddAttributeError(p.AtName("toleration_seconds"), "Invalid toleration",
-				"toleration_seconds only applies to effect NoExecute.")
-		}
-		if t["key"] == nil && t["operator"] != "Exists" {
-			diags.AddAttributeError(p.AtName("key"), "Invalid toleration",
-				"A toleration without a key must use operator Exists (it then tolerates every taint).")
-		}
+		out = append(out, u)
 	}
+	return out
 }

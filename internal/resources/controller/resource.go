@@ -326,7 +326,9 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 					"controller would never run. Use a non-zero UID (upstream's image runs as 65532), or remove run_as_user.")
 		}
 	}
-	checkTolerations(ctl.AtName("tolerations"), s.Tolerations, &resp.Diagnostics)
+	if l, ok := m.Controller.Attributes()["tolerations"].(types.List); ok {
+		checkTolerations(ctx, ctl.AtName("tolerations"), l, &resp.Diagnostics)
+	}
 }
 
 // ModifyPlan decides whether an apply has work to do and, when it has,

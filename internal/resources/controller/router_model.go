@@ -8,6 +8,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
 // inputsKnown says whether every attribute that decides the objects is
@@ -103,11 +106,7 @@ func (m *routerModel) config(ctx context.Context) (routerConfig, diag.Diagnostic
 		diags.Append(m.NodeSelector.ElementsAs(ctx, &c.NodeSelector, false)...)
 	}
 	if !m.Tolerations.IsNull() {
-		var tols []tolerationModel
-		diags.Append(m.Tolerations.ElementsAs(ctx, &tols, false)...)
-		for _, t := range tols {
-			c.Tolerations = append(c.Tolerations, expandToleration(t))
-		}
+		c.Tolerations = expandTolerations(ctx, m.Tolerations, &diags)
 	}
 	if v := m.Affinity.ValueString(); v != "" {
 		if err := json.Unmarshal([]byte(v), &c.Affinity); err != nil {
@@ -305,10 +304,7 @@ func resourcesObjectType() types.ObjectType {
 }
 
 func tolerationObjectType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{
-		"key": types.StringType, "operator": types.StringType, "value": types.StringType,
-		"effect": types.StringType, "toleration_seconds": types.Int64Type,
-	}}
+	return tfvalues.ObjectType(podtemplate.TolerationAttributes())
 }
 
 func clientObjectType() types.ObjectType {

@@ -181,16 +181,7 @@ func (r *routerResource) ValidateConfig(ctx context.Context, req resource.Valida
 					"e.g. { cpu = \"2\", memory = \"1Gi\" } (the release's).")
 		}
 	}
-	if !m.Tolerations.IsNull() && !m.Tolerations.IsUnknown() {
-		var tols []tolerationModel
-		if d := m.Tolerations.ElementsAs(ctx, &tols, false); !d.HasError() {
-			var list []map[string]any
-			for _, t := range tols {
-				list = append(list, expandToleration(t))
-			}
-			checkTolerations(path.Root("tolerations"), list, diags)
-		}
-	}
+	checkTolerations(ctx, path.Root("tolerations"), m.Tolerations, diags)
 }
 
 // ModifyPlan renders the objects (no cluster involved) so the plan shows
