@@ -83,8 +83,9 @@ type FastPathCounts struct {
 	ValidationsFast      int64 `json:"validations_answered"`
 	ValidationsFramework int64 `json:"validations_to_framework"`
 	// MaxCallsInFlight is the largest number of resource calls (validate,
-	// upgrade, read, plan, apply) the process answered at once.
-	MaxCallsInFlight int64 `json:"max_calls_in_flight"`
+	// upgrade, read, plan, apply) the process answered at once: a
+	// maximum, so Add keeps the larger (the tag says so).
+	MaxCallsInFlight int64 `json:"max_calls_in_flight" add:"max"`
 	// AppliesMarked are creates and updates of types whose reads the fast
 	// path answers that left a read marker in their private state (so the
 	// next refresh of the object is the fast path's); AppliesUnmarked the
@@ -94,12 +95,13 @@ type FastPathCounts struct {
 }
 
 // Add adds o's counts to c, as for the processes of one run: every counter
-// is summed but MaxCallsInFlight, which keeps the larger of the two maxima.
+// is summed but a field tagged add:"max" (a maximum such as
+// MaxCallsInFlight), which keeps the larger of the two.
 func (c *FastPathCounts) Add(o FastPathCounts) {
 	cv, ov := reflect.ValueOf(c).Elem(), reflect.ValueOf(o)
 	for i := range cv.NumField() {
 		f, x := cv.Field(i), ov.Field(i).Int()
-		if cv.Type().Field(i).Name == "MaxCallsInFlight" {
+		if cv.Type().Field(i).Tag.Get("add") == "max" {
 			f.SetInt(max(f.Int(), x))
 		} else {
 			f.SetInt(f.Int() + x)
