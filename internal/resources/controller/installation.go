@@ -145,7 +145,7 @@ func (l *installation[M, P]) Update(ctx context.Context, req resource.UpdateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if inv := P(&plan).installed().Inventory; !inv.IsUnknown() && fullyKnown(inv) {
+	if inv := P(&plan).installed().Inventory; fullyKnown(inv) {
 		// Only attributes of the resource itself (wait, timeouts,
 		// keep_crds_on_destroy) changed: nothing to apply.
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
