@@ -37,7 +37,7 @@ func apiServerReady(ctx context.Context, l Layout) error {
 func readyz(ctx context.Context, rc rest.Interface) error {
 	body, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
 	if err != nil {
-		return fmt.Errorf("apiserver /readyz: %v %s", err, strings.TrimSpace(string(body)))
+		return fmt.Errorf("apiserver /readyz: %w %s", err, strings.TrimSpace(string(body)))
 	}
 	if strings.TrimSpace(string(body)) != "ok" {
 		return fmt.Errorf("apiserver /readyz: %s", body)

@@ -125,7 +125,6 @@ func fakeNode(o Options, name string, index int) (*corev1.Node, error) {
 				OperatingSystem:         "linux",
 				OSImage:                 "localcluster fake node (kwok)",
 				KubeletVersion:          KubernetesVersion,
-				KubeProxyVersion:        KubernetesVersion,
 				ContainerRuntimeVersion: "kwok://" + kwokVersion,
 				KernelVersion:           "kwok",
 			},

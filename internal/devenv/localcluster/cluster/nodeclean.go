@@ -126,12 +126,14 @@ func cgroupProcs(s State) []int {
 	var pids []int
 	for _, root := range cgroupRoots(s) {
 		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			// A cgroup removed while walking, or one not readable, has
+			// nothing to report: skip it.
 			if err != nil || !d.IsDir() {
-				return nil
+				return nil //nolint:nilerr // see above
 			}
-			data, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
-			if err != nil {
-				return nil
+			data, rerr := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+			if rerr != nil {
+				return nil //nolint:nilerr // see above
 			}
 			for _, f := range strings.Fields(string(data)) {
 				if pid, err := strconv.Atoi(f); err == nil {

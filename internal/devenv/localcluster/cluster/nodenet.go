@@ -3,7 +3,6 @@ package cluster
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -74,7 +73,7 @@ func inNetns(path string, args ...string) error {
 	cmd := exec.Command("nsenter", append([]string{"--net=" + path, "--"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s (in the node's network namespace): %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%s (in the node's network namespace): %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -250,6 +249,3 @@ func serveConnect(c net.Conn, allowed string, logger *log.Logger) {
 	}
 	pipe(c, up)
 }
-
-// errNotMounted reports an unmount of something not mounted.
-var errNotMounted = errors.New("not mounted")

@@ -109,9 +109,9 @@ func (s *Supervisor) waitNodeRegistered(ctx context.Context) error {
 		select {
 		case ev := <-s.exits:
 			s.logTail(ev.c.comp.Name)
-			return fmt.Errorf("%s exited while waiting for node %s to register (%v); see %s", ev.c.comp.Name, RealNodeName, ev.c.err, s.layout.Log(ev.c.comp.Name))
+			return fmt.Errorf("%s exited while waiting for node %s to register (%w); see %s", ev.c.comp.Name, RealNodeName, ev.c.err, s.layout.Log(ev.c.comp.Name))
 		case <-ctx.Done():
-			return fmt.Errorf("node %s not registered by the kubelet: %v", RealNodeName, last)
+			return fmt.Errorf("node %s not registered by the kubelet: %v", RealNodeName, last) //nolint:errorlint // last may be nil, which %w would print as %!w(<nil>)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -123,7 +123,7 @@ func (s *Supervisor) enforcerReady(ctx context.Context) error {
 	for _, chain := range EnforcerChains {
 		out, err := exec.CommandContext(ctx, "nsenter", "--net="+s.layout.NodeNetns(), "--", "iptables", "-w", "5", "-S", chain).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("chain %s not in the node's iptables yet: %v: %s", chain, err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("chain %s not in the node's iptables yet: %w: %s", chain, err, strings.TrimSpace(string(out)))
 		}
 	}
 	return nil
@@ -161,7 +161,7 @@ func (s *Supervisor) importImages(ctx context.Context) error {
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
-			return fmt.Errorf("importing %s: %v: %s", f, err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("importing %s: %w: %s", f, err, strings.TrimSpace(string(out)))
 		}
 		s.log.Printf("imported %s: %s", filepath.Base(f), strings.TrimSpace(string(out)))
 	}

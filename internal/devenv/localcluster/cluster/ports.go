@@ -24,7 +24,11 @@ func FreePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("picking a free port on 127.0.0.1: %w", err)
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		addr, ok := l.Addr().(*net.TCPAddr)
+		if !ok {
+			return nil, fmt.Errorf("picking a free port on 127.0.0.1: the listener's address %q is not TCP", l.Addr())
+		}
+		ports = append(ports, addr.Port)
 	}
 	return ports, nil
 }

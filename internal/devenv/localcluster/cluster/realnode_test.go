@@ -219,6 +219,7 @@ func TestServeConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer resp.Body.Close()
 		var body []byte
 		if resp.StatusCode == http.StatusOK {
 			body, _ = io.ReadAll(br)

@@ -140,7 +140,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			if c.restarts >= maxRestarts {
 				s.logTail(c.comp.Name)
 				return fmt.Errorf("%s exited (%v) and was restarted %d times already; giving up, see %s",
-					c.comp.Name, c.err, c.restarts, s.layout.Log(c.comp.Name))
+					c.comp.Name, c.err, c.restarts, s.layout.Log(c.comp.Name)) //nolint:errorlint // nil for a clean exit
 			}
 			wait := firstRestartWait << c.restarts
 			s.log.Printf("%s exited unexpectedly (%v); restarting in %s", c.comp.Name, c.err, wait)
@@ -176,9 +176,9 @@ func (s *Supervisor) startAndWait(ctx context.Context, comp Component, probe fun
 		select {
 		case ev := <-s.exits:
 			s.logTail(ev.c.comp.Name)
-			return fmt.Errorf("%s exited during start-up (%v); see %s", ev.c.comp.Name, ev.c.err, s.layout.Log(ev.c.comp.Name))
+			return fmt.Errorf("%s exited during start-up (%v); see %s", ev.c.comp.Name, ev.c.err, s.layout.Log(ev.c.comp.Name)) //nolint:errorlint // nil for a clean exit, which %w would print as %!w(<nil>)
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready after %s: %v", comp.Name, time.Since(t0).Round(time.Millisecond), lastErr)
+			return fmt.Errorf("%s not ready after %s: %v", comp.Name, time.Since(t0).Round(time.Millisecond), lastErr) //nolint:errorlint // nil when the deadline came before the first probe
 		case <-time.After(100 * time.Millisecond):
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)

@@ -135,7 +135,7 @@ func Up(ctx context.Context, cfg Config) error {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if err := apiServerReady(rctx, l); err != nil {
-			return fmt.Errorf("a cluster is already running in %s (supervisor pid %d) but is not ready (%v); run `localcluster down --dir %s` first", l.Dir, pid, err, l.Dir)
+			return fmt.Errorf("a cluster is already running in %s (supervisor pid %d) but is not ready (%w); run `localcluster down --dir %s` first", l.Dir, pid, err, l.Dir)
 		}
 		fmt.Fprintf(cfg.Stderr, "localcluster: already running in %s\n", l.Dir)
 		fmt.Fprintln(cfg.Stdout, l.Kubeconfig())

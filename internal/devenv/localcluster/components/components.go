@@ -13,7 +13,6 @@ import (
 	"syscall"
 	_ "time/tzdata" // CronJob time zones, as the upstream main packages do
 
-	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/localcluster/cluster"
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
@@ -27,6 +26,8 @@ import (
 	kwokconfig "sigs.k8s.io/kwok/pkg/config"
 	kwokcmd "sigs.k8s.io/kwok/pkg/kwok/cmd"
 	kwoklog "sigs.k8s.io/kwok/pkg/log"
+
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/localcluster/cluster"
 )
 
 // Main is a component entry point: it gets the arguments after the

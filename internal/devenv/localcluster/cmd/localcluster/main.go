@@ -19,9 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/component-base/version"
+
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/localcluster/cluster"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/devenv/localcluster/components"
-	"k8s.io/component-base/version"
 )
 
 const usage = `localcluster: a local Kubernetes ` + cluster.KubernetesVersion + ` control plane with kwok fake nodes
