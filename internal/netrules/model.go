@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -35,17 +36,6 @@ var rulesType = sync.OnceValue(func() types.ObjectType { return tfvalues.ObjectT
 
 // Nested object models. Containers stay framework values (types.List,
 // types.Object) because any of them may be null or unknown in a plan.
-type selectorModel struct {
-	MatchLabels      types.Map  `tfsdk:"match_labels"`
-	MatchExpressions types.List `tfsdk:"match_expressions"`
-}
-
-type requirementModel struct {
-	Key      types.String `tfsdk:"key"`
-	Operator types.String `tfsdk:"operator"`
-	Values   types.List   `tfsdk:"values"`
-}
-
 type ingressModel struct {
 	NamespaceSelector types.Object `tfsdk:"namespace_selector"`
 	PodSelector       types.Object `tfsdk:"pod_selector"`
@@ -76,13 +66,10 @@ type portModel struct {
 // that declare them in schema.go (not from Attributes, whose ingress
 // default is built with these types).
 var (
-	// SelectorType is the type of a SelectorAttribute.
-	SelectorType    = tfvalues.ElementType(SelectorAttribute(""))
-	requirementType = tfvalues.ElementType(SelectorAttribute("").Attributes["match_expressions"])
-	portType        = tfvalues.ElementType(portsAttribute(""))
-	ipBlockType     = tfvalues.ElementType(ipBlockAttribute(""))
-	ingressType     = tfvalues.ObjectType(ingressObject().Attributes)
-	egressType      = tfvalues.ObjectType(egressObject().Attributes)
+	portType    = tfvalues.ElementType(portsAttribute(""))
+	ipBlockType = tfvalues.ElementType(ipBlockAttribute(""))
+	ingressType = tfvalues.ObjectType(ingressObject().Attributes)
+	egressType  = tfvalues.ObjectType(egressObject().Attributes)
 )
 
 // expander turns framework values into an Intent. Instead of failing on an
@@ -144,7 +131,7 @@ func (r Rules) Render(ctx context.Context) (ingress []networkingv1.NetworkPolicy
 	return ingress, egress, true, diags
 }
 
-// ExpandSelector reads a SelectorAttribute value: nil when null; known is
+// ExpandSelector reads a labelselector.Attribute value: nil when null; known is
 // false while any part of it is unknown.
 func ExpandSelector(ctx context.Context, v types.Object) (s *Selector, known bool, diags diag.Diagnostics) {
 	e := &expander{ctx: ctx}
@@ -208,7 +195,7 @@ func (e *expander) strings(v types.List) []string {
 }
 
 func (e *expander) selector(v types.Object) *Selector {
-	var m selectorModel
+	var m labelselector.Model
 	if !e.object(v, &m) {
 		return nil
 	}
@@ -223,7 +210,7 @@ func (e *expander) selector(v types.Object) *Selector {
 			out.MatchLabels[k] = e.str(v)
 		}
 	}
-	var reqs []requirementModel
+	var reqs []labelselector.RequirementModel
 	if e.list(m.MatchExpressions, &reqs) {
 		out.MatchExpressions = make([]Requirement, 0, len(reqs))
 		for _, r := range reqs {
@@ -295,7 +282,7 @@ func Flatten(ctx context.Context, i Intent) (Rules, diag.Diagnostics) {
 	return r, diags
 }
 
-// FlattenSelector is the SelectorAttribute value of s (null for nil).
+// FlattenSelector is the labelselector.Attribute value of s (null for nil).
 func FlattenSelector(ctx context.Context, s *Selector) (types.Object, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	o := flattenSelector(ctx, s, &diags)
@@ -304,7 +291,7 @@ func FlattenSelector(ctx context.Context, s *Selector) (types.Object, diag.Diagn
 
 func flattenSelector(ctx context.Context, s *Selector, diags *diag.Diagnostics) types.Object {
 	if s == nil {
-		return types.ObjectNull(SelectorType.AttrTypes)
+		return types.ObjectNull(labelselector.Type.AttrTypes)
 	}
 	labels := types.MapNull(types.StringType)
 	if s.MatchLabels != nil {
@@ -314,13 +301,13 @@ func flattenSelector(ctx context.Context, s *Selector, diags *diag.Diagnostics) 
 	}
 	reqs := make([]attr.Value, 0, len(s.MatchExpressions))
 	for _, r := range s.MatchExpressions {
-		reqs = append(reqs, tfvalues.Object(ctx, requirementType, requirementModel{
+		reqs = append(reqs, tfvalues.Object(ctx, labelselector.RequirementType, labelselector.RequirementModel{
 			Key: types.StringValue(r.Key), Operator: types.StringValue(r.Operator), Values: tfvalues.Strings(ctx, r.Values, diags),
 		}, diags))
 	}
-	return tfvalues.Object(ctx, SelectorType, selectorModel{
+	return tfvalues.Object(ctx, labelselector.Type, labelselector.Model{
 		MatchLabels:      labels,
-		MatchExpressions: listValue(requirementType, reqs, s.MatchExpressions == nil, diags),
+		MatchExpressions: listValue(labelselector.RequirementType, reqs, s.MatchExpressions == nil, diags),
 	}, diags)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -85,56 +86,10 @@ func Attributes() map[string]schema.Attribute {
 	}
 }
 
-// SelectorAttribute is a Kubernetes label selector (model: Selector,
-// ExpandSelector, FlattenSelector). Keys may be under agents.x-k8s.io/:
-// selecting on the controller's labels is fine, only setting them is not.
-func SelectorAttribute(description string) schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional:            true,
-		MarkdownDescription: description + " Requirements are ANDed.",
-		Attributes: map[string]schema.Attribute{
-			"match_labels": schema.MapAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Labels a pod or namespace must carry, key and value.",
-				Validators:          []validator.Map{validators.Labels()},
-			},
-			"match_expressions": schema.ListNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Set-based requirements.",
-				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"key": schema.StringAttribute{
-							Required:            true,
-							MarkdownDescription: "Label key.",
-							Validators:          []validator.String{validators.QualifiedName()},
-						},
-						"operator": schema.StringAttribute{
-							Required:            true,
-							MarkdownDescription: "One of `In`, `NotIn`, `Exists`, `DoesNotExist`.",
-							Validators:          []validator.String{stringvalidator.OneOf(operators...)},
-						},
-						"values": schema.ListAttribute{
-							Optional:    true,
-							ElementType: types.StringType,
-							MarkdownDescription: "Label values: at least one for `In` and `NotIn`, none for `Exists` and " +
-								"`DoesNotExist`.",
-							Validators: []validator.List{listvalidator.ValueStringsAre(validators.LabelValue())},
-						},
-					},
-					Validators: []validator.Object{requirementValidator},
-				},
-			},
-		},
-	}
-}
-
-var operators = []string{"In", "NotIn", "Exists", "DoesNotExist"}
-
 func ingressObject() schema.NestedAttributeObject {
-	ns := SelectorAttribute("Namespaces the source pods may be in (`{}`: any namespace). With `pod_selector`, " +
-		"both must match; alone, every pod of the matching namespaces is admitted.")
-	pods := SelectorAttribute("Source pods (in this policy's namespace unless `namespace_selector` is set).")
+	ns := labelselector.Attribute("Namespaces the source pods may be in (`{}`: any namespace). With `pod_selector`, "+
+		"both must match; alone, every pod of the matching namespaces is admitted.", "namespace")
+	pods := labelselector.Attribute("Source pods (in this policy's namespace unless `namespace_selector` is set).", "pod")
 	block := ipBlockAttribute("Source IP range, for traffic from outside the cluster. Cannot be combined with the selectors.")
 	// Kubernetes allows an ipBlock peer only on its own.
 	block.Validators = append(block.Validators, objectvalidator.ConflictsWith(
@@ -182,10 +137,10 @@ func egressObject() schema.NestedAttributeObject {
 		Attributes: map[string]schema.Attribute{
 			"cidr":   cidr,
 			"except": except,
-			"namespace_selector": SelectorAttribute("Destination namespaces (`{}`: every namespace). With " +
-				"`pod_selector`, both must match; alone, every pod of the matching namespaces may be reached."),
-			"pod_selector": SelectorAttribute("Destination pods, in the selected pods' own namespace unless " +
-				"`namespace_selector` is set."),
+			"namespace_selector": labelselector.Attribute("Destination namespaces (`{}`: every namespace). With "+
+				"`pod_selector`, both must match; alone, every pod of the matching namespaces may be reached.", "namespace"),
+			"pod_selector": labelselector.Attribute("Destination pods, in the selected pods' own namespace unless "+
+				"`namespace_selector` is set.", "pod"),
 			"ports": portsAttribute("Destination ports. Unset: every port."),
 		},
 		Validators: []validator.Object{exceptValidator, metadataValidator, destinationValidator},
@@ -387,34 +342,6 @@ func portRangeCheck(ctx context.Context, req validator.ObjectRequest, attrs map[
 	case end.ValueInt64() < int64(num):
 		resp.Diagnostics.AddAttributeError(req.Path.AtName("end_port"), "end_port before port",
 			fmt.Sprintf("end_port %d is lower than port %d; the range runs from port to end_port.", end.ValueInt64(), num))
-	}
-}
-
-// requirementValidator: In and NotIn need values, Exists and DoesNotExist
-// take none.
-var requirementValidator = objectRule{"values are required for In and NotIn and forbidden for Exists and DoesNotExist", requirementCheck}
-
-func requirementCheck(ctx context.Context, req validator.ObjectRequest, attrs map[string]attr.Value, resp *validator.ObjectResponse) {
-	op, ok := tfvalues.StringIfSet(attrs["operator"])
-	if !ok {
-		return
-	}
-	values, _ := attrs["values"].(types.List)
-	if values.IsUnknown() {
-		return
-	}
-	n := len(values.Elements())
-	switch op {
-	case "In", "NotIn":
-		if n == 0 {
-			resp.Diagnostics.AddAttributeError(req.Path.AtName("values"), "Missing values",
-				fmt.Sprintf("Operator %s compares the label with a list of values; give at least one.", op))
-		}
-	case "Exists", "DoesNotExist":
-		if n > 0 {
-			resp.Diagnostics.AddAttributeError(req.Path.AtName("values"), "Unexpected values",
-				fmt.Sprintf("Operator %s only tests whether the key is present; remove values.", op))
-		}
 	}
 }
 

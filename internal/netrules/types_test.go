@@ -17,13 +17,11 @@ func TestDerivedTypesFitTheModels(t *testing.T) {
 		typ   types.ObjectType
 		model any
 	}{
-		"rules":       {rulesType(), &Rules{}},
-		"selector":    {SelectorType, &selectorModel{}},
-		"requirement": {requirementType, &requirementModel{}},
-		"ingress":     {ingressType, &ingressModel{}},
-		"ip_block":    {ipBlockType, &ipBlockModel{}},
-		"egress":      {egressType, &egressModel{}},
-		"port":        {portType, &portModel{}},
+		"rules":    {rulesType(), &Rules{}},
+		"ingress":  {ingressType, &ingressModel{}},
+		"ip_block": {ipBlockType, &ipBlockModel{}},
+		"egress":   {egressType, &egressModel{}},
+		"port":     {portType, &portModel{}},
 	} {
 		if err := tfvalues.CheckModel(ctx, c.typ, c.model); err != nil {
 			t.Errorf("%s: %v", name, err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
 
@@ -362,7 +363,7 @@ func (e expander) affinity(m AffinityModel) *corev1.Affinity {
 
 func (e expander) nodeAffinity(na NodeAffinityModel) *corev1.NodeAffinity {
 	terms := expandList(e, na.Required, func(t NodeSelectorTermModel) corev1.NodeSelectorTerm {
-		return corev1.NodeSelectorTerm{MatchExpressions: expandList(e, t.MatchExpressions, func(x MatchExpressionModel) corev1.NodeSelectorRequirement {
+		return corev1.NodeSelectorTerm{MatchExpressions: expandList(e, t.MatchExpressions, func(x labelselector.RequirementModel) corev1.NodeSelectorRequirement {
 			return corev1.NodeSelectorRequirement{
 				Key:      x.Key.ValueString(),
 				Operator: corev1.NodeSelectorOperator(x.Operator.ValueString()),
@@ -384,10 +385,10 @@ func (e expander) weightedTerm(w WeightedPodAffinityTermModel) corev1.WeightedPo
 	}
 }
 
-func (e expander) labelSelector(m LabelSelectorModel) *metav1.LabelSelector {
+func (e expander) labelSelector(m labelselector.Model) *metav1.LabelSelector {
 	return &metav1.LabelSelector{
 		MatchLabels: e.stringMap(m.MatchLabels),
-		MatchExpressions: expandList(e, m.MatchExpressions, func(x MatchExpressionModel) metav1.LabelSelectorRequirement {
+		MatchExpressions: expandList(e, m.MatchExpressions, func(x labelselector.RequirementModel) metav1.LabelSelectorRequirement {
 			return metav1.LabelSelectorRequirement{
 				Key:      x.Key.ValueString(),
 				Operator: metav1.LabelSelectorOperator(x.Operator.ValueString()),

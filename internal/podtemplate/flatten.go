@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	agentsv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/tfvalues"
 )
 
@@ -391,7 +392,7 @@ func (f flattener) nodeAffinity(na *corev1.NodeSelector, p NodeAffinityModel) No
 		Required: flattenList(f, objType("affinity", "node_affinity", "required"), na.NodeSelectorTerms, p.Required,
 			func(term corev1.NodeSelectorTerm, p NodeSelectorTermModel) NodeSelectorTermModel {
 				return NodeSelectorTermModel{MatchExpressions: flattenList(f, objType("affinity", "node_affinity", "required", "match_expressions"),
-					term.MatchExpressions, p.MatchExpressions, func(x corev1.NodeSelectorRequirement, p MatchExpressionModel) MatchExpressionModel {
+					term.MatchExpressions, p.MatchExpressions, func(x corev1.NodeSelectorRequirement, p labelselector.RequirementModel) labelselector.RequirementModel {
 						return f.matchExpression(x.Key, string(x.Operator), x.Values, p)
 					})}
 			}),
@@ -408,17 +409,17 @@ func (f flattener) weightedTerm(w corev1.WeightedPodAffinityTerm, p WeightedPodA
 }
 
 // matchExpression is a node selector or label selector requirement.
-func (f flattener) matchExpression(key, operator string, values []string, p MatchExpressionModel) MatchExpressionModel {
-	return MatchExpressionModel{Key: types.StringValue(key), Operator: types.StringValue(operator), Values: f.strList(values, p.Values)}
+func (f flattener) matchExpression(key, operator string, values []string, p labelselector.RequirementModel) labelselector.RequirementModel {
+	return labelselector.RequirementModel{Key: types.StringValue(key), Operator: types.StringValue(operator), Values: f.strList(values, p.Values)}
 }
 
 func (f flattener) labelSelector(live *metav1.LabelSelector, prior types.Object) types.Object {
 	t := objType("affinity", "pod_anti_affinity", "preferred", "label_selector")
-	return flattenObject(f, t, live, prior, func(live *metav1.LabelSelector, p LabelSelectorModel) LabelSelectorModel {
-		return LabelSelectorModel{
+	return flattenObject(f, t, live, prior, func(live *metav1.LabelSelector, p labelselector.Model) labelselector.Model {
+		return labelselector.Model{
 			MatchLabels: f.strMap(live.MatchLabels, p.MatchLabels),
 			MatchExpressions: flattenList(f, objType("affinity", "pod_anti_affinity", "preferred", "label_selector", "match_expressions"),
-				live.MatchExpressions, p.MatchExpressions, func(x metav1.LabelSelectorRequirement, p MatchExpressionModel) MatchExpressionModel {
+				live.MatchExpressions, p.MatchExpressions, func(x metav1.LabelSelectorRequirement, p labelselector.RequirementModel) labelselector.RequirementModel {
 					return f.matchExpression(x.Key, string(x.Operator), x.Values, p)
 				}),
 		}

@@ -265,10 +265,12 @@ func deepCopy(v any) any {
 type diagList struct{ d diag.Diagnostics }
 
 // TestMain requires every check inside pod_template (its attribute
-// validators and Validate's own) to be reached by this package's tables.
+// validators, Validate's own, and the label selector checks it shares
+// with the network rules, which only its node affinity reaches all of) to
+// be reached by this package's tables.
 func TestMain(m *testing.M) {
 	pt.Main(m, pt.Coverage{
-		Provider: func() provider.Provider { return testProvider{} }, Resources: []string{testTypeName}, Sources: []string{"."},
+		Provider: func() provider.Provider { return testProvider{} }, Resources: []string{testTypeName}, Sources: []string{".", "../labelselector"},
 		Exempt: map[string]string{
 			"pod_spec_overrides sets fields the cluster does not serve": "TestUnservedFields: made at plan against the cluster's served CRD " +
 				"(CheckServed), which this package's harness has no cluster for; the test calls CheckServed with served schemas",

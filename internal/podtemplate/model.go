@@ -256,14 +256,7 @@ type NodeAffinityModel struct {
 
 // NodeSelectorTermModel is one node selector term.
 type NodeSelectorTermModel struct {
-	MatchExpressions types.List `tfsdk:"match_expressions"` // of MatchExpressionModel
-}
-
-// MatchExpressionModel is one label requirement.
-type MatchExpressionModel struct {
-	Key      types.String `tfsdk:"key"`
-	Operator types.String `tfsdk:"operator"`
-	Values   types.List   `tfsdk:"values"`
+	MatchExpressions types.List `tfsdk:"match_expressions"` // of labelselector.RequirementModel
 }
 
 // PodAntiAffinityModel holds the preferred anti-affinity terms.
@@ -275,14 +268,8 @@ type PodAntiAffinityModel struct {
 type WeightedPodAffinityTermModel struct {
 	Weight        types.Int64  `tfsdk:"weight"`
 	TopologyKey   types.String `tfsdk:"topology_key"`
-	LabelSelector types.Object `tfsdk:"label_selector"` // LabelSelectorModel
+	LabelSelector types.Object `tfsdk:"label_selector"` // labelselector.Model
 	Namespaces    types.List   `tfsdk:"namespaces"`
-}
-
-// LabelSelectorModel is a pod label selector.
-type LabelSelectorModel struct {
-	MatchLabels      types.Map  `tfsdk:"match_labels"`
-	MatchExpressions types.List `tfsdk:"match_expressions"` // of MatchExpressionModel
 }
 
 // DNSConfigModel is the pod's dns_config.

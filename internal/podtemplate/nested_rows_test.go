@@ -166,6 +166,13 @@ func nestedRows() []badCase {
 			[]string{aa + ".label_selector.match_expressions[0].operator"}},
 		{"anti-affinity label key with a space", sel(map[string]any{"match_labels": map[string]any{"a key": "x"}}),
 			[]string{aa + `.label_selector.match_labels["a key"]`}},
+		// Label values in selectors and node requirements: the API server
+		// refuses the pod (metav1validation.ValidateLabelSelectorRequirement,
+		// core validation ValidateNodeSelectorRequirement).
+		{"anti-affinity expression value with a slash", sel(map[string]any{"match_expressions": []any{map[string]any{"key": "app", "operator": "In", "values": []any{"a/b"}}}}),
+			[]string{aa + ".label_selector.match_expressions[0].values[0]"}},
+		{"node affinity value with a space", required(map[string]any{"key": "pool", "operator": "In", "values": []any{"gpu pool"}}),
+			[]string{"pod_template.affinity.node_affinity.required[0].match_expressions[0].values[0]"}},
 		{"anti-affinity namespace with _", anti("namespaces", []any{"team_a"}), []string{aa + ".namespaces[0]"}},
 		{"anti-affinity empty topology key", anti("topology_key", ""), []string{aa + ".topology_key"}},
 		{"dns option without a name", set("dns_config", map[string]any{"nameservers": []any{"1.1.1.1"}, "options": []any{map[string]any{"name": ""}}}),

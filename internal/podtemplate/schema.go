@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -606,14 +607,7 @@ func affinityAttributes() map[string]schema.Attribute {
 						"scheduled there (requiredDuringSchedulingIgnoredDuringExecution).",
 					Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-						"match_expressions": schema.ListNestedAttribute{
-							Required:            true,
-							MarkdownDescription: "Requirements on node labels, all of which must hold.",
-							Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-							NestedObject: schema.NestedAttributeObject{
-								Attributes: matchExpressionAttributes("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"),
-							},
-						},
+						"match_expressions": nodeRequirements(),
 					}},
 				},
 			},
@@ -639,11 +633,7 @@ func affinityAttributes() map[string]schema.Attribute {
 								"`kubernetes.io/hostname` (spread over nodes) or `topology.kubernetes.io/zone`.",
 							Validators: []validator.String{validators.QualifiedName()},
 						},
-						"label_selector": schema.SingleNestedAttribute{
-							Required:            true,
-							MarkdownDescription: "Pods to keep away from.",
-							Attributes:          labelSelectorAttributes(),
-						},
+						"label_selector": podsToAvoid(),
 						"namespaces": schema.ListAttribute{
 							Optional:            true,
 							ElementType:         types.StringType,
@@ -657,43 +647,20 @@ func affinityAttributes() map[string]schema.Attribute {
 	}
 }
 
-func labelSelectorAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"match_labels": schema.MapAttribute{
-			Optional:            true,
-			ElementType:         types.StringType,
-			MarkdownDescription: "Labels the pods must have.",
-			Validators:          []validator.Map{validators.Labels()},
-		},
-		"match_expressions": schema.ListNestedAttribute{
-			Optional:            true,
-			MarkdownDescription: "Requirements on pod labels, all of which must hold.",
-			NestedObject: schema.NestedAttributeObject{
-				Attributes: matchExpressionAttributes("In", "NotIn", "Exists", "DoesNotExist"),
-			},
-		},
-	}
+// nodeRequirements is node affinity's match_expressions: required, at
+// least one, with the node selector operators.
+func nodeRequirements() schema.ListNestedAttribute {
+	a := labelselector.Requirements("node", labelselector.NodeOperators)
+	a.Required, a.Optional = true, false
+	a.Validators = []validator.List{listvalidator.SizeAtLeast(1)}
+	return a
 }
 
-func matchExpressionAttributes(operators ...string) map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"key": schema.StringAttribute{
-			Required:            true,
-			MarkdownDescription: "Label key.",
-			Validators:          []validator.String{validators.QualifiedName()},
-		},
-		"operator": schema.StringAttribute{
-			Required:            true,
-			MarkdownDescription: "One of " + quoteList(operators) + ".",
-			Validators:          []validator.String{stringvalidator.OneOf(operators...)},
-		},
-		"values": schema.ListAttribute{
-			Optional:    true,
-			ElementType: types.StringType,
-			MarkdownDescription: "Values: at least one for `In` and `NotIn`, none for `Exists` and `DoesNotExist`, " +
-				"one integer for `Gt` and `Lt`.",
-		},
-	}
+// podsToAvoid is pod anti-affinity's required label_selector.
+func podsToAvoid() schema.SingleNestedAttribute {
+	a := labelselector.Attribute("Pods to keep away from.", "pod")
+	a.Required, a.Optional = true, false
+	return a
 }
 
 func dnsConfigAttributes() map[string]schema.Attribute {
@@ -905,21 +872,6 @@ func attrTypes(attrs map[string]schema.Attribute) map[string]attr.Type {
 	out := make(map[string]attr.Type, len(attrs))
 	for name, a := range attrs {
 		out[name] = a.GetType()
-	}
-	return out
-}
-
-func quoteList(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		switch {
-		case i == 0:
-		case i == len(ss)-1:
-			out += " or "
-		default:
-			out += ", "
-		}
-		out += "`" + s + "`"
 	}
 	return out
 }

@@ -117,7 +117,6 @@ func (v *checker) pod(m Model) {
 
 	v.dns(m, p)
 	CheckTolerations(v.ctx, m.Tolerations, p.AtName("tolerations"), "operator", v.diags)
-	v.affinity(m.Affinity, p.AtName("affinity"))
 }
 
 // runtimeAndToken warns about the pod-level defaults.
@@ -644,55 +643,6 @@ func CheckTolerations(ctx context.Context, l types.List, p path.Path, keylessAt 
 			diags.AddAttributeError(tp.AtName("toleration_seconds"), "toleration_seconds without NoExecute",
 				fmt.Sprintf("toleration_seconds only applies to effect NoExecute (effect is %s): set `effect = \"NoExecute\"`, "+
 					"or remove toleration_seconds.", effect))
-		}
-	})
-}
-
-func (v *checker) affinity(o types.Object, p path.Path) {
-	m, ok := decode[AffinityModel](v.ctx, o, v.diags)
-	if !ok {
-		return
-	}
-	if na, ok := decode[NodeAffinityModel](v.ctx, m.NodeAffinity, v.diags); ok {
-		rp := p.AtName("node_affinity").AtName("required")
-		each(v.ctx, na.Required, v.diags, func(i int, t NodeSelectorTermModel) {
-			v.expressions(t.MatchExpressions, rp.AtListIndex(i).AtName("match_expressions"))
-		})
-	}
-	if pa, ok := decode[PodAntiAffinityModel](v.ctx, m.PodAntiAffinity, v.diags); ok {
-		pp := p.AtName("pod_anti_affinity").AtName("preferred")
-		each(v.ctx, pa.Preferred, v.diags, func(i int, w WeightedPodAffinityTermModel) {
-			if s, ok := decode[LabelSelectorModel](v.ctx, w.LabelSelector, v.diags); ok {
-				v.expressions(s.MatchExpressions, pp.AtListIndex(i).AtName("label_selector").AtName("match_expressions"))
-			}
-		})
-	}
-}
-
-// expressions checks the values of label requirements against their
-// operators, as the API server does.
-func (v *checker) expressions(l types.List, p path.Path) {
-	each(v.ctx, l, v.diags, func(i int, m MatchExpressionModel) {
-		if !known(m.Operator) || m.Values.IsUnknown() {
-			return
-		}
-		vp := p.AtListIndex(i).AtName("values")
-		values := stringsOf(m.Values)
-		switch op := m.Operator.ValueString(); op {
-		case "In", "NotIn":
-			if len(values) == 0 {
-				v.errorf(vp, "Missing values", "Operator %s needs at least one value.", op)
-			}
-		case "Exists", "DoesNotExist":
-			if len(values) > 0 {
-				v.errorf(vp, "Values with "+op, "Operator %s takes no values.", op)
-			}
-		case "Gt", "Lt":
-			if len(values) != 1 {
-				v.errorf(vp, "Wrong number of values", "Operator %s needs exactly one integer value.", op)
-			} else if _, err := strconv.ParseInt(values[0], 10, 64); err != nil {
-				v.errorf(vp, "Value not an integer", "Operator %s compares integers; %q is not one.", op, values[0])
-			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/labelselector"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/netrules"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
@@ -22,8 +23,8 @@ func resourceSchema(ctx context.Context) schema.Schema {
 			"`template` and `pod_selector` is required.",
 		Validators: []validator.String{validators.DNSSubdomainName()},
 	}
-	attrs["pod_selector"] = netrules.SelectorAttribute("The pods in this namespace the policy applies to. `{}` selects every pod " +
-		"of the namespace. Exactly one of `template` and `pod_selector` is required.")
+	attrs["pod_selector"] = labelselector.Attribute("The pods in this namespace the policy applies to. `{}` selects every pod "+
+		"of the namespace. Exactly one of `template` and `pod_selector` is required.", "pod")
 	for name, a := range netrules.Attributes() {
 		attrs[name] = a
 	}

@@ -71,6 +71,18 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("selector operator typo", tpl(rules(ingress(map[string]any{"pod_selector": map[string]any{"match_expressions": []any{
 			map[string]any{"key": "app", "operator": "Equals", "values": []any{"x"}}}}}))),
 			"network_policy.ingress[0].pod_selector.match_expressions[0].operator", `"Equals"`),
+		// Label values in the pod's selectors and node requirements: the API
+		// server refuses such a pod (metav1validation.ValidateLabelSelectorRequirement,
+		// core validation ValidateNodeSelectorRequirement), so the plan does.
+		pt.Refused("anti-affinity selector value with a space", tpl(func(cfg, c map[string]any) {
+			cfg["pod_template"] = map[string]any{"containers": []any{c}, "affinity": map[string]any{"pod_anti_affinity": map[string]any{"preferred": []any{
+				map[string]any{"weight": 1, "topology_key": "kubernetes.io/hostname", "label_selector": map[string]any{"match_expressions": []any{
+					map[string]any{"key": "app", "operator": "In", "values": []any{"my agent"}}}}}}}}}
+		}), "pod_template.affinity.pod_anti_affinity.preferred[0].label_selector.match_expressions[0].values[0]", `"my agent"`, "label value"),
+		pt.Refused("node affinity value with a slash", tpl(func(cfg, c map[string]any) {
+			cfg["pod_template"] = map[string]any{"containers": []any{c}, "affinity": map[string]any{"node_affinity": map[string]any{"required": []any{
+				map[string]any{"match_expressions": []any{map[string]any{"key": "pool", "operator": "In", "values": []any{"gpu/a100"}}}}}}}}
+		}), "pod_template.affinity.node_affinity.required[0].match_expressions[0].values[0]", `"gpu/a100"`, "label value"),
 		pt.Refused("claim template storage 5 gigs", tpl(func(cfg, _ map[string]any) {
 			cfg["volume_claim_templates"] = []any{map[string]any{"name": "data", "resources": map[string]any{"requests": map[string]any{"storage": "5gb"}}}}
 		}), "volume_claim_templates[0].resources.requests.storage", `"5Gi"`),
