@@ -357,10 +357,22 @@ func (v *checker) resources(o types.Object, p path.Path) {
 				r, q.String(), r, r, map[string]string{"cpu": `cpu = "1"`, "memory": `memory = "1Gi"`}[r])
 		}
 	}
+	CheckRequestsWithinLimits(m, p, v.diags)
+}
+
+// CheckRequestsWithinLimits refuses, on requests[name] under p, a request
+// above the limit of the same resource, as the API server does for every
+// pod and pod template (ValidateResourceRequirements, pkg/apis/core/
+// validation): pod_template's containers and the controller's and sandbox
+// router's Deployments. Unknown and invalid quantities are not judged (the
+// attribute validators report invalid ones).
+func CheckRequestsWithinLimits(m ResourcesModel, p path.Path, diags *diag.Diagnostics) {
+	limits := quantities(m.Limits)
 	for name, rq := range quantities(m.Requests) {
 		if lq, ok := limits[name]; ok && rq.Cmp(lq) > 0 {
-			v.errorf(p.AtName("requests").AtMapKey(name), "Request above limit",
-				"The %s request %s is more than its limit %s; the API server refuses such a pod.", name, rq.String(), lq.String())
+			diags.AddAttributeError(p.AtName("requests").AtMapKey(name), "Request above limit",
+				fmt.Sprintf("The %s request %s is more than its limit %s; the API server refuses such a pod. "+
+					"Lower the request or raise the limit.", name, rq.String(), lq.String()))
 		}
 	}
 }

@@ -45,6 +45,10 @@ func TestBadInputWideTable(t *testing.T) {
 		pt.Refused("cpu as words", ctl("resources", map[string]any{"requests": map[string]any{"cpu": "lots"}}), `controller.resources.requests["cpu"]`, "Invalid quantity"),
 		pt.Refused("memory in GB", ctl("resources", map[string]any{"limits": map[string]any{"memory": "1GB"}}), `controller.resources.limits["memory"]`, `"1Gi"`),
 		pt.Refused("resource name with a space", ctl("resources", map[string]any{"limits": map[string]any{"not a name": "1"}}), `controller.resources.limits["not a name"]`, "resource name"),
+		// The API server refuses a request above its limit
+		// (ValidateResourceRequirements); the Deployment would fail at apply.
+		pt.Refused("cpu request above its limit", ctl("resources", map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "500m"}}),
+			`controller.resources.requests["cpu"]`, "more than its limit", "500m"),
 		pt.Refused("node selector key with !", ctl("node_selector", map[string]any{"bad key!": "x"}), `controller.node_selector["bad key!"]`),
 		pt.Refused("Exists with a value", tol(map[string]any{"key": "k", "operator": "Exists", "value": "v"}), "controller.tolerations[0].value", "Exists"),
 		pt.Refused("toleration seconds without NoExecute", tol(map[string]any{"key": "k", "value": "v", "effect": "NoSchedule", "toleration_seconds": 5}),

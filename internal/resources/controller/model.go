@@ -48,11 +48,6 @@ type controllerSettingsModel struct {
 	chartFlagsModel
 }
 
-type resourcesModel struct {
-	Requests types.Map `tfsdk:"requests"`
-	Limits   types.Map `tfsdk:"limits"`
-}
-
 type inventoryModel struct {
 	APIVersion types.String `tfsdk:"api_version"`
 	Kind       types.String `tfsdk:"kind"`
@@ -186,17 +181,7 @@ func (m *controllerModel) settings(ctx context.Context) (controllerSettings, boo
 		r := cm.Replicas.ValueInt64()
 		s.Replicas = &r
 	}
-	if !cm.Resources.IsNull() {
-		var rm resourcesModel
-		diags.Append(cm.Resources.As(ctx, &rm, objectAsOptions)...)
-		s.HasResources = true
-		if !rm.Requests.IsNull() {
-			diags.Append(rm.Requests.ElementsAs(ctx, &s.Requests, false)...)
-		}
-		if !rm.Limits.IsNull() {
-			diags.Append(rm.Limits.ElementsAs(ctx, &s.Limits, false)...)
-		}
-	}
+	s.Requests, s.Limits, s.HasResources = expandResources(ctx, cm.Resources, &diags)
 	if !cm.NodeSelector.IsNull() {
 		s.HasSelector = true
 		diags.Append(cm.NodeSelector.ElementsAs(ctx, &s.NodeSelector, false)...)

@@ -28,16 +28,44 @@ func resourcesAttribute(description string) schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"requests": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
+				MarkdownDescription: "Resources reserved for scheduling, by name, each at most its limit, e.g. `{ cpu = \"200m\", memory = \"256Mi\" }`.",
 				Validators:          validators.ResourceList(),
 			},
 			"limits": schema.MapAttribute{
 				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "e.g. `{ memory = \"1Gi\" }`.",
+				MarkdownDescription: "Maximum resources, by name, e.g. `{ memory = \"1Gi\" }`.",
 				Validators:          validators.ResourceList(),
 			},
 		},
 	}
+}
+
+// resourcesOf reads a resources attribute as pod_template's containers have
+// it; ok is false when it is null, unknown or unreadable.
+func resourcesOf(ctx context.Context, o types.Object) (podtemplate.ResourcesModel, bool) {
+	var rm podtemplate.ResourcesModel
+	if o.IsNull() || o.IsUnknown() {
+		return rm, false
+	}
+	return rm, !o.As(ctx, &rm, objectAsOptions).HasError()
+}
+
+// expandResources reads a resources attribute into the container's
+// requests and limits (nil when unset); set is false when the attribute is
+// null, which keeps the release's.
+func expandResources(ctx context.Context, o types.Object, diags *diag.Diagnostics) (requests, limits map[string]string, set bool) {
+	if o.IsNull() {
+		return nil, nil, false
+	}
+	var rm podtemplate.ResourcesModel
+	diags.Append(o.As(ctx, &rm, objectAsOptions)...)
+	if !rm.Requests.IsNull() {
+		diags.Append(rm.Requests.ElementsAs(ctx, &requests, false)...)
+	}
+	if !rm.Limits.IsNull() {
+		diags.Append(rm.Limits.ElementsAs(ctx, &limits, false)...)
+	}
+	return requests, limits, true
 }
 
 // labelsAttribute is an optional map of Kubernetes labels.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	shared "github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/validators"
 )
@@ -324,6 +325,11 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 			resp.Diagnostics.AddAttributeError(ctl.AtName(attr).AtName("run_as_user"), "Root user with run_as_non_root",
 				"run_as_user = 0 is root, and run_as_non_root = true makes the kubelet refuse to start such a container: the "+
 					"controller would never run. Use a non-zero UID (upstream's image runs as 65532), or remove run_as_user.")
+		}
+	}
+	if o, ok := m.Controller.Attributes()["resources"].(types.Object); ok {
+		if rm, ok := resourcesOf(ctx, o); ok {
+			podtemplate.CheckRequestsWithinLimits(rm, ctl.AtName("resources"), &resp.Diagnostics)
 		}
 	}
 	if l, ok := m.Controller.Attributes()["tolerations"].(types.List); ok {

@@ -39,6 +39,10 @@ func TestRouterBadInput(t *testing.T) {
 		pt.Refused("pull secret with a capital", c("image_pull_secrets", []any{"Mirror"}), "image_pull_secrets[0]"),
 		pt.Refused("no pull secrets", c("image_pull_secrets", []any{}), "image_pull_secrets", "at least 1"),
 		pt.Refused("cpu as words", c("resources", map[string]any{"limits": map[string]any{"cpu": "lots"}}), `resources.limits["cpu"]`, "Invalid quantity"),
+		// The API server refuses a request above its limit
+		// (ValidateResourceRequirements); the Deployment would fail at apply.
+		pt.Refused("memory request above its limit", c("resources", map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "1Gi"}}),
+			`resources.requests["memory"]`, "more than its limit", "1Gi"),
 		pt.Refused("memory request in GB", c("resources", map[string]any{"requests": map[string]any{"memory": "1GB"}}), `resources.requests["memory"]`, `"1Gi"`),
 		pt.Refused("cluster domain with a space", c("cluster_domain", "cluster local"), "cluster_domain"),
 		pt.Refused("proxy timeout without unit", c("proxy_timeout", "180"), "proxy_timeout", "Go duration"),

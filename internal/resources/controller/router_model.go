@@ -76,17 +76,7 @@ func (m *routerModel) config(ctx context.Context) (routerConfig, diag.Diagnostic
 	if !m.ImagePullSecrets.IsNull() {
 		diags.Append(m.ImagePullSecrets.ElementsAs(ctx, &c.ImagePullSecrets, false)...)
 	}
-	if !m.Resources.IsNull() {
-		var rm resourcesModel
-		diags.Append(m.Resources.As(ctx, &rm, objectAsOptions)...)
-		c.HasResources = true
-		if !rm.Requests.IsNull() {
-			diags.Append(rm.Requests.ElementsAs(ctx, &c.Requests, false)...)
-		}
-		if !rm.Limits.IsNull() {
-			diags.Append(rm.Limits.ElementsAs(ctx, &c.Limits, false)...)
-		}
-	}
+	c.Requests, c.Limits, c.HasResources = expandResources(ctx, m.Resources, &diags)
 	str(m.ClusterDomain, &c.ClusterDomain)
 	str(m.ProxyTimeout, &c.ProxyTimeout)
 	i64(m.UpstreamMaxRetries, &c.UpstreamMaxRetries)

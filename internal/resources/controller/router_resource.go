@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/clients/kube"
 	shared "github.com/agentsandbox/terraform-provider-agentsandbox/internal/object"
+	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/podtemplate"
 	"github.com/agentsandbox/terraform-provider-agentsandbox/internal/sandboxapi/router"
 )
 
@@ -173,13 +174,13 @@ func (r *routerResource) ValidateConfig(ctx context.Context, req resource.Valida
 					"allowed_clients instead.")
 		}
 	}
-	if !m.Resources.IsNull() && !m.Resources.IsUnknown() {
-		var rm resourcesModel
-		if d := m.Resources.As(ctx, &rm, objectAsOptions); !d.HasError() && rm.Limits.IsNull() {
+	if rm, ok := resourcesOf(ctx, m.Resources); ok {
+		if rm.Limits.IsNull() {
 			diags.AddAttributeWarning(path.Root("resources").AtName("limits"), "Sandbox router without resource limits",
 				"resources sets no limits: the router's containers may use all of their node's CPU and memory. Set limits, "+
 					"e.g. { cpu = \"2\", memory = \"1Gi\" } (the release's).")
 		}
+		podtemplate.CheckRequestsWithinLimits(rm, path.Root("resources"), diags)
 	}
 	checkTolerations(ctx, path.Root("tolerations"), m.Tolerations, diags)
 }
