@@ -186,7 +186,7 @@ func containerAttributes() map[string]schema.Attribute {
 		"image_pull_policy": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "`Always`, `IfNotPresent` or `Never`. Unset lets Kubernetes choose (Always for `:latest`).",
-			Validators:          []validator.String{stringvalidator.OneOf("Always", "IfNotPresent", "Never")},
+			Validators:          []validator.String{validators.ImagePullPolicy()},
 		},
 		"command": schema.ListAttribute{
 			Optional:            true,
@@ -788,7 +788,7 @@ func containerSecurityContextAttribute() schema.SingleNestedAttribute {
 			ElementType: types.StringType,
 			MarkdownDescription: "Capabilities to add back, e.g. `[\"NET_BIND_SERVICE\"]`. Each one widens what " +
 				"code in the sandbox may do (the plan warns).",
-			Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(capability, "must be a capability name such as NET_BIND_SERVICE"))},
+			Validators: []validator.List{listvalidator.ValueStringsAre(validators.CapabilityName("NET_BIND_SERVICE"))},
 		},
 		"drop": schema.ListAttribute{
 			Optional:            true,
@@ -796,7 +796,7 @@ func containerSecurityContextAttribute() schema.SingleNestedAttribute {
 			ElementType:         types.StringType,
 			Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{types.StringValue(DropAllCapabilities)})),
 			MarkdownDescription: "Capabilities to drop. Defaults to `[\"ALL\"]`; a list without `ALL` keeps the runtime's default set (the plan warns).",
-			Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(capability, "must be a capability name such as NET_RAW, or ALL"))},
+			Validators:          []validator.List{listvalidator.ValueStringsAre(validators.CapabilityName("NET_RAW, or ALL"))},
 		},
 	}
 	capsDefault := types.ObjectValueMust(attrTypes(capsAttrs), map[string]attr.Value{

@@ -18,7 +18,6 @@ var (
 	// RFC 7230 token characters.
 	headerName = regexp.MustCompile("^[-A-Za-z0-9!#$%&'*+.^_|~`]+$")
 	octalMode  = regexp.MustCompile(`^0?[0-7]{3}$`)
-	capability = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 )
 
 // runtimeClassName accepts "" (no RuntimeClass) or a RuntimeClass name.

@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // ImageReference accepts a container image reference as the kubelet parses
@@ -50,4 +52,11 @@ func imageProblem(s string, err error) string {
 		return "the digest is malformed (" + err.Error() + "): it must be an algorithm and its hex value, such as sha256: followed by 64 hex digits"
 	}
 	return err.Error()
+}
+
+// ImagePullPolicy accepts a container's imagePullPolicy, as the API server
+// does (validatePullPolicy, pkg/apis/core/validation): Always, IfNotPresent
+// or Never.
+func ImagePullPolicy() validator.String {
+	return stringvalidator.OneOf(string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))
 }

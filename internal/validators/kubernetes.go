@@ -3,6 +3,7 @@ package validators
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -25,6 +26,18 @@ func DNSSubdomainName() validator.String {
 // 1123 label, at most 63 characters.
 func DNSLabelName() validator.String {
 	return stringCheck{summary: "Invalid name", desc: "must be a lower-case RFC 1123 label (letters, digits and '-', at most 63 characters)", check: k8svalidation.IsDNS1123Label}
+}
+
+// capabilityName is a Linux capability as a container's securityContext
+// names it: without the CAP_ prefix, in upper case (NET_BIND_SERVICE); ALL
+// stands for every capability.
+var capabilityName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// CapabilityName accepts a Linux capability as a container's
+// securityContext.capabilities adds or drops it; example names one in the
+// message ("NET_BIND_SERVICE", or "NET_RAW, or ALL" for a list that drops).
+func CapabilityName(example string) validator.String {
+	return Valid("Invalid capability", "must be a capability name such as "+example, capabilityName.MatchString)
 }
 
 // LabelValue accepts a label value (also used for selector values).

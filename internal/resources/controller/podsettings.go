@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -31,8 +30,6 @@ import (
 // controller pods by (k8s/controller.yaml): a pod label may not change it.
 const controllerPodLabel = "app"
 
-var capabilityRE = regexp.MustCompile(`^([A-Z][A-Z0-9_]*|ALL)$`)
-
 func seccompAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
 		Optional:            true,
@@ -55,7 +52,7 @@ func podSettingsAttributes() map[string]schema.Attribute {
 		"image_pull_policy": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "The controller container's `imagePullPolicy`: `Always`, `IfNotPresent` or `Never` (the chart's `image.pullPolicy`). Unset keeps the release's (none: Kubernetes' default, `IfNotPresent` for a tagged image).",
-			Validators:          []validator.String{stringvalidator.OneOf("Always", "IfNotPresent", "Never")},
+			Validators:          []validator.String{validators.ImagePullPolicy()},
 		},
 		"image_pull_secrets": schema.ListAttribute{
 			Optional:    true,
@@ -98,12 +95,12 @@ func podSettingsAttributes() map[string]schema.Attribute {
 				"capabilities_add": schema.ListAttribute{
 					Optional: true, ElementType: types.StringType,
 					MarkdownDescription: "Linux capabilities to add, e.g. `[\"NET_BIND_SERVICE\"]`.",
-					Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(capabilityRE, "must be a capability name such as NET_BIND_SERVICE"))},
+					Validators:          []validator.List{listvalidator.ValueStringsAre(validators.CapabilityName("NET_BIND_SERVICE"))},
 				},
 				"capabilities_drop": schema.ListAttribute{
 					Optional: true, ElementType: types.StringType,
 					MarkdownDescription: "Linux capabilities to drop, e.g. `[\"ALL\"]`.",
-					Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.RegexMatches(capabilityRE, "must be a capability name such as NET_RAW, or ALL"))},
+					Validators:          []validator.List{listvalidator.ValueStringsAre(validators.CapabilityName("NET_RAW, or ALL"))},
 				},
 				"seccomp_profile": seccompAttribute(),
 			},
