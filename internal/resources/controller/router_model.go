@@ -190,19 +190,16 @@ func (m *routerModel) setConfig(ctx context.Context, c routerConfig) diag.Diagno
 	m.TLSSecretName = optStr(c.TLSSecret)
 	m.PDBMinAvailable, m.TopologySpread = types.Int64Value(c.MinAvailable), types.BoolValue(c.TopologySpread)
 	m.NodeSelector = strMap(c.NodeSelector)
-	tolType := tolerationObjectType()
-	m.Tolerations = types.ListNull(tolType)
+	m.Tolerations = types.ListNull(tolerationObjectType())
 	if len(c.Tolerations) > 0 {
-		var elems []attr.Value
+		tols := make([]podtemplate.TolerationModel, 0, len(c.Tolerations))
 		for _, t := range c.Tolerations {
-			v, d := types.ObjectValue(tolType.AttrTypes, map[string]attr.Value{
-				"key": anyStr(t["key"]), "operator": anyStr(t["operator"]), "value": anyStr(t["value"]),
-				"effect": anyStr(t["effect"]), "toleration_seconds": anyInt(t["tolerationSeconds"]),
+			tols = append(tols, podtemplate.TolerationModel{
+				Key: anyStr(t["key"]), Operator: anyStr(t["operator"]), Value: anyStr(t["value"]),
+				Effect: anyStr(t["effect"]), TolerationSeconds: anyInt(t["tolerationSeconds"]),
 			})
-			diags.Append(d...)
-			elems = append(elems, v)
 		}
-		v, d := types.ListValue(tolType, elems)
+		v, d := types.ListValueFrom(ctx, tolerationObjectType(), tols)
 		diags.Append(d...)
 		m.Tolerations = v
 	}
