@@ -76,6 +76,16 @@ func TestBadInputWideTable(t *testing.T) {
 			"controller.pod_security_context.run_as_user", "never run"),
 		pt.Refused("container root with run_as_non_root", ctl("container_security_context", map[string]any{"run_as_non_root": true, "run_as_user": 0}),
 			"controller.container_security_context.run_as_user", "never run"),
+		// The kubelet judges the effective settings: the container's where
+		// set, else the pod's.
+		pt.Refused("pod run_as_non_root, container root", c("controller", map[string]any{
+			"pod_security_context":       map[string]any{"run_as_non_root": true},
+			"container_security_context": map[string]any{"run_as_user": 0},
+		}), "controller.container_security_context.run_as_user", "never run", "pod_security_context"),
+		pt.Refused("container run_as_non_root, pod root", c("controller", map[string]any{
+			"pod_security_context":       map[string]any{"run_as_user": 0},
+			"container_security_context": map[string]any{"run_as_non_root": true},
+		}), "controller.pod_security_context.run_as_user", "never run", "container_security_context"),
 		pt.Refused("capability in lower case", ctl("container_security_context", map[string]any{"capabilities_drop": []any{"all"}}),
 			"controller.container_security_context.capabilities_drop[0]", "capability name"),
 		pt.Refused("capability to add in lower case", ctl("container_security_context", map[string]any{"capabilities_add": []any{"net_raw"}}),

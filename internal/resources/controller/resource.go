@@ -320,12 +320,24 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 			"The controller Deployment selects its pods by the label `"+controllerPodLabel+"` (the release's k8s/controller.yaml); "+
 				"a pod label cannot change it. Use another key.")
 	}
-	for attr, sc := range map[string]map[string]any{"pod_security_context": s.Pod.PodSecurityContext, "container_security_context": s.Pod.ContainerSecurityContext} {
-		if sc["runAsNonRoot"] == true && sc["runAsUser"] == int64(0) {
-			resp.Diagnostics.AddAttributeError(ctl.AtName(attr).AtName("run_as_user"), "Root user with run_as_non_root",
-				"run_as_user = 0 is root, and run_as_non_root = true makes the kubelet refuse to start such a container: the "+
-					"controller would never run. Use a non-zero UID (upstream's image runs as 65532), or remove run_as_user.")
-		}
+	// The kubelet judges the container's effective settings: each of
+	// runAsNonRoot and runAsUser is the container's where it sets it, else
+	// the pod's. So the pod's run_as_non_root with the container's root
+	// user (or the other way round) is refused as well.
+	pod, ctr := s.Pod.PodSecurityContext, s.Pod.ContainerSecurityContext
+	nonRoot, nonRootAt := pod["runAsNonRoot"], "pod_security_context"
+	if v, ok := ctr["runAsNonRoot"]; ok {
+		nonRoot, nonRootAt = v, "container_security_context"
+	}
+	user, userAt := pod["runAsUser"], "pod_security_context"
+	if v, ok := ctr["runAsUser"]; ok {
+		user, userAt = v, "container_security_context"
+	}
+	if nonRoot == true && user == int64(0) {
+		resp.Diagnostics.AddAttributeError(ctl.AtName(userAt).AtName("run_as_user"), "Root user with run_as_non_root",
+			fmt.Sprintf("run_as_user = 0 (%s) is root, and run_as_non_root = true (%s) makes the kubelet refuse to start "+
+				"such a container (the container's settings win over the pod's): the controller would never run. Use a "+
+				"non-zero UID (upstream's image runs as 65532), or remove run_as_user.", userAt, nonRootAt))
 	}
 	if o, ok := m.Controller.Attributes()["resources"].(types.Object); ok {
 		if rm, ok := resourcesOf(ctx, o); ok {
