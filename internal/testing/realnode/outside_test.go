@@ -115,6 +115,17 @@ func startOutsideWith(t *testing.T, o outsideOptions) *outside {
 	// Both ends are created inside the node's namespace and one is moved
 	// straight to the helper's: no interface ever appears on the host.
 	node("ip", "link", "add", nodeVeth, "type", "veth", "peer", "name", outsideVeth)
+	// Delete the pair when done (deleting one end deletes both at once).
+	// Left to the helper's namespace dying, the kernel removes it later, in
+	// its namespace clean-up work, and the next test's `ip link add` can
+	// still find it ("File exists", seen once in CI: TestE2ESDK right after
+	// TestE2E). Runs before helper.stop (cleanups run last first).
+	t.Cleanup(func() {
+		del := []string{"nsenter", "--net=" + cluster.nodeNetns, "--", "ip", "link", "del", nodeVeth}
+		if out, err := exec.Command(del[0], del[1:]...).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s", strings.Join(del, " "), err, strings.TrimSpace(string(out)))
+		}
+	})
 	node("ip", "link", "set", outsideVeth, "netns", pid)
 	node("ip", "addr", "add", nodeVethIP+"/24", "dev", nodeVeth)
 	node("ip", "link", "set", nodeVeth, "up")
