@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -324,16 +325,13 @@ func (r *controllerResource) ValidateConfig(ctx context.Context, req resource.Va
 	// runAsNonRoot and runAsUser is the container's where it sets it, else
 	// the pod's. So the pod's run_as_non_root with the container's root
 	// user (or the other way round) is refused as well.
-	pod, ctr := s.Pod.PodSecurityContext, s.Pod.ContainerSecurityContext
-	nonRoot, nonRootAt := pod["runAsNonRoot"], "pod_security_context"
-	if v, ok := ctr["runAsNonRoot"]; ok {
-		nonRoot, nonRootAt = v, "container_security_context"
-	}
-	user, userAt := pod["runAsUser"], "pod_security_context"
-	if v, ok := ctr["runAsUser"]; ok {
-		user, userAt = v, "container_security_context"
-	}
-	if nonRoot == true && user == int64(0) {
+	// A value known only after apply is judged then, not taken as unset.
+	pod, _ := m.Controller.Attributes()["pod_security_context"].(types.Object)
+	ctr, _ := m.Controller.Attributes()["container_security_context"].(types.Object)
+	nonRoot, nonRootAt, knownNonRoot := effectiveSetting(pod, ctr, "run_as_non_root")
+	user, userAt, knownUser := effectiveSetting(pod, ctr, "run_as_user")
+	if knownNonRoot && knownUser && nonRoot != nil && user != nil &&
+		nonRoot.Equal(types.BoolValue(true)) && user.Equal(types.Int64Value(0)) {
 		resp.Diagnostics.AddAttributeError(ctl.AtName(userAt).AtName("run_as_user"), "Root user with run_as_non_root",
 			fmt.Sprintf("run_as_user = 0 (%s) is root, and run_as_non_root = true (%s) makes the kubelet refuse to start "+
 				"such a container (the container's settings win over the pod's): the controller would never run. Use a "+
@@ -501,4 +499,32 @@ func (r *controllerResource) apply(ctx context.Context, plan *controllerModel, p
 	entries, d := in.install(ctx, bundle.Objects, prior, priorVersion, plan.Version.ValueString(), bundle.Namespace)
 	diags.Append(d...)
 	return entries, diags
+}
+
+// effectiveSetting is the security-context attribute name the kubelet
+// applies to the controller's container: the container's where
+// container_security_context sets it, else the pod's (nil when neither
+// does), with the attribute that sets it. known is false while an
+// unknown value (or object) could still decide it.
+func effectiveSetting(pod, ctr types.Object, name string) (v attr.Value, at string, known bool) {
+	for _, level := range []struct {
+		o  types.Object
+		at string
+	}{{ctr, "container_security_context"}, {pod, "pod_security_context"}} {
+		if level.o.IsUnknown() {
+			return nil, "", false
+		}
+		if level.o.IsNull() {
+			continue
+		}
+		switch a := level.o.Attributes()[name]; {
+		case a == nil || a.IsNull():
+			continue
+		case a.IsUnknown():
+			return nil, "", false
+		default:
+			return a, level.at, true
+		}
+	}
+	return nil, "", true
 }

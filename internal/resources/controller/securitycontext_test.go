@@ -10,7 +10,8 @@ import (
 // TestRootCheckJudgesEffectiveSettings: the kubelet starts the controller's
 // container with the container's run_as_user and run_as_non_root where set,
 // else the pod's; a root user at one level overridden at the other is
-// accepted (the refusals are rows of TestBadInputWideTable).
+// accepted, and so is a combination an unknown value could still make
+// valid (the refusals are rows of TestBadInputWideTable).
 func TestRootCheckJudgesEffectiveSettings(t *testing.T) {
 	s := pt.New(t, provider.New("test"))
 	for name, ctl := range map[string]map[string]any{
@@ -25,6 +26,19 @@ func TestRootCheckJudgesEffectiveSettings(t *testing.T) {
 		"container root, pod non-root only": {
 			"pod_security_context":       map[string]any{"run_as_non_root": false},
 			"container_security_context": map[string]any{"run_as_user": 0},
+		},
+		// Known only after apply: judged then, not taken as unset.
+		"pod root, container user unknown": {
+			"pod_security_context":       map[string]any{"run_as_user": 0},
+			"container_security_context": map[string]any{"run_as_non_root": true, "run_as_user": pt.Unknown},
+		},
+		"container root, pod run_as_non_root unknown": {
+			"pod_security_context":       map[string]any{"run_as_non_root": pt.Unknown},
+			"container_security_context": map[string]any{"run_as_user": 0},
+		},
+		"container settings unknown as a whole": {
+			"pod_security_context":       map[string]any{"run_as_non_root": true, "run_as_user": 0},
+			"container_security_context": pt.Unknown,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
