@@ -258,7 +258,6 @@ func (r *Results) requestTable(b *strings.Builder, sc string, n int, providers, 
 }
 
 func (r *Results) providerTable(b *strings.Builder, sc string, n int, providers, phases []string) {
-	procs := withoutFloors(providers)
 	table(b, "Provider CPU seconds (ms per object) / peak RSS MiB; terraform CPU seconds including providers",
 		providers, "---:|", phases, func(ph string) (cells []string) {
 			for _, p := range providers {
@@ -266,7 +265,7 @@ func (r *Results) providerTable(b *strings.Builder, sc string, n int, providers,
 				switch {
 				case x == nil:
 					cells = append(cells, "")
-				case slices.Contains(procs, p):
+				case !isFloor(p):
 					cells = append(cells, fmt.Sprintf("%.2f (%.2f) / %.0f; tf %.2f", x.ProviderCPU, 1000*x.ProviderCPU/float64(x.Objects), float64(x.ProviderRSS)/(1<<20), x.TerraformCPU))
 				default:
 					cells = append(cells, fmt.Sprintf("tf %.2f", x.TerraformCPU))

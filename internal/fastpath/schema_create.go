@@ -69,13 +69,10 @@ func (w *createWalker) attribute(name, p string, a schema.Attribute) *cnode {
 	w.modifiers(p, planModifiers(a), markedOnCreate)
 	n := &cnode{name: name, computed: a.IsComputed(), whole: whole}
 	// Defaults: the constant defaults of the unchanged fast path.
-	dw := schemaWalk{ctx: w.ctx}
-	d, ok := dw.defaultValue(p, a)
-	if dw.why != "" {
-		if w.why == "" {
-			w.why = dw.why
-		}
-		return nil
+	before := w.why
+	d, ok := w.defaultValue(p, a)
+	if w.why != before {
+		return nil // refused
 	}
 	if ok {
 		if !d.Type().Equal(a.GetType().TerraformType(w.ctx)) {

@@ -316,10 +316,6 @@ func (c Coverage) checks() ([]check, error) {
 	return out, nil
 }
 
-// walkSchema lists the validated attributes inside nested attributes of
-// a framework schema (resource, data source or provider schema, read by
-// reflection: their attribute types differ but share field names), and
-// the nested attributes that carry validators themselves.
 // served walks the schema of every type the factories build that want
 // names (as kind and type name), striking it from want; describe gives a
 // type's name and schema.
@@ -335,6 +331,10 @@ func served[T any](kind string, factories []func() T, want map[string]bool, desc
 	return out
 }
 
+// walkSchema lists the validated attributes inside nested attributes of
+// a framework schema (resource, data source or provider schema, read by
+// reflection: their attribute types differ but share field names), and
+// the nested attributes that carry validators themselves.
 func walkSchema(kind, typ string, sch reflect.Value) []check {
 	return walkAttributes(kind, typ, sch.FieldByName("Attributes"), "")
 }

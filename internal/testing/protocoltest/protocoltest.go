@@ -19,7 +19,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -171,15 +170,8 @@ func newFast(t testing.TB, newProvider func() provider.Provider) *fastpath.Serve
 	if !ok {
 		t.Fatal("the framework's server lacks a service fastpath.FrameworkServer expects")
 	}
-	var m provider.MetadataResponse
-	p.Metadata(ctx, provider.MetadataRequest{}, &m)
-	var factories []func() resource.Resource
-	if p, ok := p.(interface {
-		Resources(context.Context) []func() resource.Resource
-	}); ok {
-		factories = p.Resources(ctx)
-	}
-	return fastpath.New(fw, m.TypeName, factories, func() (any, bool) { return nil, false })
+	m := nestedattr.Answer(ctx, p, provider.Provider.Metadata, provider.MetadataRequest{})
+	return fastpath.New(fw, m.TypeName, p.Resources(ctx), func() (any, bool) { return nil, false })
 }
 
 // ResourceType is the value type of a resource's schema; it fails t when
