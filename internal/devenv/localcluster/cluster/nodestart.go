@@ -109,7 +109,7 @@ func (s *Supervisor) waitNodeRegistered(ctx context.Context) error {
 		select {
 		case ev := <-s.exits:
 			s.logTail(ev.c.comp.Name)
-			return fmt.Errorf("%s exited while waiting for node %s to register (%w); see %s", ev.c.comp.Name, RealNodeName, ev.c.err, s.layout.Log(ev.c.comp.Name))
+			return fmt.Errorf("%s exited while waiting for node %s to register (%v); see %s", ev.c.comp.Name, RealNodeName, ev.c.err, s.layout.Log(ev.c.comp.Name)) //nolint:errorlint // nil for a clean exit, which %w would print as %!w(<nil>)
 		case <-ctx.Done():
 			return fmt.Errorf("node %s not registered by the kubelet: %v", RealNodeName, last) //nolint:errorlint // last may be nil, which %w would print as %!w(<nil>)
 		case <-time.After(200 * time.Millisecond):
