@@ -159,8 +159,8 @@ type Family[M any] struct {
 //   - Import takes `<namespace>/<name>` (or `<name>`); Read fills in the
 //     rest.
 type Resource[M any] struct {
-	f    *Family[M]
-	meta *conn.Meta
+	Configured
+	f *Family[M]
 }
 
 // NewResource returns the Resource of family f.
@@ -212,10 +212,6 @@ func (r *Resource[M]) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = tfvalues.PrecomputeTypes(r.f.Schema(ctx))
 }
 
-func (r *Resource[M]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.meta = configure(req.ProviderData, &resp.Diagnostics)
-}
-
 // ConfigValidators are Family.ConfigValidators.
 func (r *Resource[M]) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return r.f.ConfigValidators
@@ -234,7 +230,7 @@ func (r *Resource[M]) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if r.f.ModifyPlan == nil || req.Plan.Raw.IsNull() {
 		return
 	}
-	r.f.ModifyPlan(ctx, r.meta, req, resp)
+	r.f.ModifyPlan(ctx, r.Meta, req, resp)
 }
 
 // ImportState takes `<namespace>/<name>` (or `<name>` in the default
@@ -270,7 +266,7 @@ func (r *Resource[M]) Create(ctx context.Context, req resource.CreateRequest, re
 // create is the one step that writes a new object: Kind.Create, which
 // refuses to take over an object that already exists.
 func (r *Resource[M]) create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
-	return r.f.Kind.Create(ctx, r.meta, obj)
+	return r.f.Kind.Create(ctx, r.Meta, obj)
 }
 
 // update is the one step that writes a changed object: an apply that
@@ -279,9 +275,9 @@ func (r *Resource[M]) create(ctx context.Context, obj *unstructured.Unstructured
 // exclusive below Family.Exclusive.
 func (r *Resource[M]) update(ctx context.Context, obj *unstructured.Unstructured, wo WriteOptions) (*unstructured.Unstructured, diag.Diagnostics) {
 	if len(r.f.Exclusive) > 0 {
-		return r.f.Kind.ApplyExclusive(ctx, r.meta, obj, wo, r.f.Exclusive...)
+		return r.f.Kind.ApplyExclusive(ctx, r.Meta, obj, wo, r.f.Exclusive...)
 	}
-	return r.f.Kind.Apply(ctx, r.meta, obj, wo)
+	return r.f.Kind.Apply(ctx, r.Meta, obj, wo)
 }
 
 // writeOptions reads the plan's force_conflicts.
@@ -300,7 +296,7 @@ func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	live, found, diags := r.f.Kind.Read(ctx, r.meta, ns, name)
+	live, found, diags := r.f.Kind.Read(ctx, r.Meta, ns, name)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
@@ -319,7 +315,7 @@ func (r *Resource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	if resp.Diagnostics.Append(r.f.Refresh(ctx, Call{Op: OpRead, Meta: r.meta}, live, &state)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(r.f.Refresh(ctx, Call{Op: OpRead, Meta: r.Meta}, live, &state)...); resp.Diagnostics.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(tfvalues.SetState(ctx, &resp.State, &state)...)
@@ -354,7 +350,7 @@ func (r *Resource[M]) Update(ctx context.Context, req resource.UpdateRequest, re
 func (r *Resource[M]) reread(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, diag.Diagnostics) {
 	ref := r.f.Kind.Ref(obj.GetNamespace(), obj.GetName())
 	tflog.Debug(ctx, "no change to the object itself; not writing it", map[string]any{"object": ref.String()})
-	live, found, diags := r.f.Kind.Read(ctx, r.meta, ref.Namespace, ref.Name)
+	live, found, diags := r.f.Kind.Read(ctx, r.Meta, ref.Namespace, ref.Name)
 	if !found && !diags.HasError() {
 		diags.AddError(fmt.Sprintf("%s disappeared", ref),
 			fmt.Sprintf("%s was deleted while Terraform updated it. Apply again to create it anew.", ref))
@@ -376,7 +372,7 @@ func (r *Resource[M]) Delete(ctx context.Context, req resource.DeleteRequest, re
 	if !ok {
 		return
 	}
-	resp.Diagnostics.Append(r.f.Kind.Delete(ctx, r.meta, ns, name, r.f.DeleteOptions)...)
+	resp.Diagnostics.Append(r.f.Kind.Delete(ctx, r.Meta, ns, name, r.f.DeleteOptions)...)
 }
 
 // written finishes a create or update once the object is written: record
@@ -435,7 +431,7 @@ func stateSaved(waitDiags diag.Diagnostics, op Operation, ref kube.ObjectRef) di
 // on it (state is nil on create). ok is false when any of that failed, the
 // errors in diags; cancel is always safe to call.
 func (r *Resource[M]) begin(ctx context.Context, raw tfsdk.Plan, op Operation, plan, state *M, diags *diag.Diagnostics) (_ context.Context, c Call, cancel context.CancelFunc, obj *unstructured.Unstructured, ok bool) {
-	c = Call{Op: op, Meta: r.meta}
+	c = Call{Op: op, Meta: r.Meta}
 	var t timeouts.Value
 	if diags.Append(tfvalues.GetPlanAttribute(ctx, raw, "timeouts", &t)...); diags.HasError() {
 		return ctx, c, func() {}, nil, false
