@@ -190,7 +190,7 @@ func (m *routerModel) setConfig(ctx context.Context, c routerConfig) diag.Diagno
 	m.TLSSecretName = optStr(c.TLSSecret)
 	m.PDBMinAvailable, m.TopologySpread = types.Int64Value(c.MinAvailable), types.BoolValue(c.TopologySpread)
 	m.NodeSelector = strMap(c.NodeSelector)
-	m.Tolerations = types.ListNull(tolerationObjectType())
+	m.Tolerations = types.ListNull(tolerationObjectType)
 	if len(c.Tolerations) > 0 {
 		tols := make([]podtemplate.TolerationModel, 0, len(c.Tolerations))
 		for _, t := range c.Tolerations {
@@ -199,7 +199,7 @@ func (m *routerModel) setConfig(ctx context.Context, c routerConfig) diag.Diagno
 				Effect: anyStr(t["effect"]), TolerationSeconds: anyInt(t["tolerationSeconds"]),
 			})
 		}
-		v, d := types.ListValueFrom(ctx, tolerationObjectType(), tols)
+		v, d := types.ListValueFrom(ctx, tolerationObjectType, tols)
 		diags.Append(d...)
 		m.Tolerations = v
 	}
@@ -290,9 +290,9 @@ func resourcesObjectType() types.ObjectType {
 	}}
 }
 
-func tolerationObjectType() types.ObjectType {
-	return tfvalues.ObjectType(podtemplate.TolerationAttributes())
-}
+// tolerationObjectType is derived from the attributes once: setConfig runs
+// on every read and plan of the router.
+var tolerationObjectType = tfvalues.ObjectType(podtemplate.TolerationAttributes())
 
 func clientObjectType() types.ObjectType {
 	return types.ObjectType{AttrTypes: map[string]attr.Type{
